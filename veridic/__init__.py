@@ -1,0 +1,40 @@
+"""veridic: check generated text against its sources and say what kind of error it is.
+
+>>> import veridic                                                   # doctest: +SKIP
+>>> v = veridic.score(sources=["The company hired 200 engineers in 2023."],
+...                   claims=["The company laid off engineers in 2023."])[0]
+>>> v.label, round(v.score, 2)
+('unsupported', -0.8)
+"""
+
+from __future__ import annotations
+
+from veridic.api import score
+from veridic.errors import (
+    ConfigError,
+    DataFormatError,
+    InputError,
+    MissingDependencyError,
+    ModelLoadError,
+    RegistryError,
+    VeridicError,
+)
+from veridic.types import Pair, SentenceVerdict, Span, Verdict
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "score",
+    "Pair",
+    "Span",
+    "SentenceVerdict",
+    "Verdict",
+    "VeridicError",
+    "InputError",
+    "DataFormatError",
+    "ConfigError",
+    "ModelLoadError",
+    "MissingDependencyError",
+    "RegistryError",
+]

@@ -1,0 +1,151 @@
+"""The ``veridic`` command line: a thin shell over the library.
+
+Commands: ``score`` (one pair or a file), ``bench``, ``train nli``, ``export onnx``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+try:
+    import typer
+    from rich.console import Console
+    from rich.table import Table
+except ImportError:  # pragma: no cover - exercised only without the extra
+    typer = None  # type: ignore[assignment]
+
+from veridic.errors import VeridicError
+
+__all__ = ["app", "main"]
+
+
+def _install_hint() -> None:
+    sys.stderr.write("The veridic command line needs the 'cli' extra: pip install 'veridic[cli]'\n")
+    raise SystemExit(2)
+
+
+if typer is not None:
+    app = typer.Typer(help="veridic: check generated text against its sources.", no_args_is_help=True, add_completion=False)
+    export_app = typer.Typer(help="Export models to other runtimes.", no_args_is_help=True)
+    train_app = typer.Typer(help="Train veridic's models.", no_args_is_help=True)
+    app.add_typer(export_app, name="export")
+    app.add_typer(train_app, name="train")
+    err = Console(stderr=True)
+    out = Console()
+
+    def _text_or_file(value: str) -> str:
+        p = Path(value)
+        if len(value) < 4096 and "\n" not in value and p.is_file():
+            try:
+                return p.read_text(encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise VeridicError(f"{value!r} is not valid UTF-8 ({exc.reason} at byte {exc.start}); re-encode it as UTF-8.") from None
+        return value
+
+    def _fail(exc: Exception) -> None:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        raise typer.Exit(code=2)
+
+    @app.command("score")
+    def score_cmd(
+        source: Optional[str] = typer.Option(None, "--source", "-s", help="Source text, or a path to a UTF-8 text file."),
+        claim: Optional[str] = typer.Option(None, "--claim", "-c", help="Claim text, or a path to a UTF-8 text file."),
+        context: Optional[str] = typer.Option(None, "--context", help="Dialogue history the claim responds to (optional)."),
+        input: Optional[Path] = typer.Option(None, "--input", "-i", help="Pairs file (.jsonl/.csv/.tsv/.parquet) in the benchmark schema."),
+        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write scored rows (format from the suffix)."),
+        method: str = typer.Option("e-c", help="'e' (entailment prob.) or 'e-c' (entailment minus contradiction)."),
+        mc_samples: int = typer.Option(0, "--mc-samples", help="Monte-Carlo dropout samples (paper 004 uses 15; 0 = off)."),
+        granularity: str = typer.Option("sentence", help="'sentence' (claim sentences vs source windows) or 'document' (whole claim vs chunks)."),
+        aggregation: str = typer.Option("min", help="How claim sentences are pooled: min, mean or softmin."),
+        model: Optional[str] = typer.Option(None, "--model", "-m", help="Model directory, installed package or hub id (default: embedded)."),
+        backend: str = typer.Option("torch", help="'torch' or 'onnx'."),
+        batch_size: int = typer.Option(32, "--batch-size"),
+        seed: int = typer.Option(0, help="Seed for Monte-Carlo dropout."),
+        as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
+    ) -> None:
+        """Score a claim against a source, or every row of a file."""
+        from veridic.nli import NLIScorer, load_backend
+
+        try:
+            if input is None and (source is None or claim is None):
+                raise VeridicError("Give either --source and --claim (one pair) or --input FILE (many pairs).")
+            if input is not None and (source is not None or claim is not None):
+                raise VeridicError("--input cannot be combined with --source/--claim; use one or the other.")
+            if input is not None and output is None:
+                raise VeridicError("--input needs --output FILE for the scored rows.")
+            kwargs: dict[str, Any] = {"batch_size": batch_size}
+            b = load_backend(model, kind=backend, **kwargs)
+            scorer = NLIScorer(backend=b, method=method, mc_samples=mc_samples, granularity=granularity, claim_aggregation=aggregation, seed=seed)  # type: ignore[arg-type]
+            if input is None:
+                src, clm = _text_or_file(source), _text_or_file(claim)  # type: ignore[arg-type]
+                verdict = scorer.score(sources=[src], claims=[clm], contexts=[context])[0]
+                if as_json:
+                    out.print_json(json.dumps(verdict.to_dict(), ensure_ascii=False))
+                else:
+                    _print_verdict(verdict)
+                return
+            from veridic.scoring_files import score_file
+
+            n = score_file(scorer=scorer, input=input, output=output, progress=True)  # type: ignore[arg-type]
+            err.print(f"wrote {n} scored rows to {output}")
+        except VeridicError as exc:
+            _fail(exc)
+
+    def _print_verdict(v) -> None:
+        t = Table(title=f"{v.label}  score={v.score:+.3f}  (method {v.method})", show_lines=False)
+        for col in ("claim sentence", "score", "e", "n", "c", "evidence"):
+            t.add_column(col, overflow="fold")
+        for s in v.sentences:
+            ev = s.evidence
+            t.add_row(s.span.text, f"{s.score:+.3f}", f"{s.e:.2f}", f"{s.n:.2f}", f"{s.c:.2f}", f"[{ev.start}:{ev.end}] {ev.text[:120]}" if ev else "")
+        out.print(t)
+        if v.uncertainty is not None:
+            out.print(f"uncertainty (MC-dropout std): {v.uncertainty:.3f}")
+
+    @export_app.command("onnx")
+    def export_onnx_cmd(
+        model: Optional[str] = typer.Option(None, "--model", "-m", help="Model to export (default: embedded)."),
+        out_dir: Path = typer.Option(..., "--out", help="Output folder."),
+        quantize: bool = typer.Option(True, help="Also write a per-channel int8 copy (model.int8.onnx)."),
+    ) -> None:
+        """Export an NLI model to ONNX (+ int8) for the onnx backend."""
+        from veridic.nli import export_onnx
+
+        try:
+            files = export_onnx(model=model, out_dir=out_dir, quantize=quantize)
+        except VeridicError as exc:
+            _fail(exc)
+        for k, p in files.items():
+            out.print(f"{k}: {p} ({p.stat().st_size / 1e6:.1f} MB)")
+
+    def _mount_optional() -> None:
+        # Commands owned by other subpackages; each module is imported lazily.
+        try:
+            from veridic.bench.cli import bench
+        except ImportError:
+            pass
+        else:
+            app.command("bench")(bench)
+        try:
+            from veridic.train.cli import train_nli_cmd
+        except ImportError:
+            pass
+        else:
+            train_app.command("nli")(train_nli_cmd)
+
+    _mount_optional()
+else:  # pragma: no cover
+    app = None
+
+
+def main() -> None:
+    if app is None:
+        _install_hint()
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

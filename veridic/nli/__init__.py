@@ -1,0 +1,34 @@
+"""NLI faithfulness scoring: backends (PyTorch, ONNX Runtime) and the scorer."""
+
+from veridic.nli.aggregate import CLAIM_AGGREGATIONS, SOURCE_AGGREGATIONS
+from veridic.nli.backend import (
+    EMBEDDED_MODEL_NAME,
+    KNOWN_CHECKPOINTS,
+    NLIBackend,
+    OnnxNLIBackend,
+    TorchNLIBackend,
+    embedded_model_path,
+    export_onnx,
+    load_backend,
+    resolve_model_path,
+)
+from veridic.nli.labels import LabelMap
+from veridic.nli.scorer import METHODS, NLIScorer, Scorer
+
+__all__ = [
+    "NLIBackend",
+    "TorchNLIBackend",
+    "OnnxNLIBackend",
+    "load_backend",
+    "resolve_model_path",
+    "embedded_model_path",
+    "export_onnx",
+    "EMBEDDED_MODEL_NAME",
+    "KNOWN_CHECKPOINTS",
+    "LabelMap",
+    "NLIScorer",
+    "Scorer",
+    "METHODS",
+    "SOURCE_AGGREGATIONS",
+    "CLAIM_AGGREGATIONS",
+]

@@ -1,0 +1,61 @@
+"""Named aggregation strategies for chunked and sentence-level scoring.
+
+Over source windows a strategy picks or pools the windows' scores for one
+claim (sentence); over claim sentences it pools sentence scores into one.
+
+>>> import numpy as np
+>>> SOURCE_AGGREGATIONS["max"](np.array([0.1, 0.7, 0.3]))
+1
+>>> float(CLAIM_AGGREGATIONS["min"](np.array([0.9, 0.2])))
+0.2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from veridic.errors import ConfigError, did_you_mean
+
+__all__ = ["SOURCE_AGGREGATIONS", "CLAIM_AGGREGATIONS", "get_source_aggregation", "get_claim_aggregation"]
+
+
+def _argmax(scores: np.ndarray) -> int:
+    return int(np.argmax(scores))
+
+
+def _first(scores: np.ndarray) -> int:
+    return 0
+
+
+#: window scores → index of the window whose verdict stands for the claim.
+SOURCE_AGGREGATIONS: dict[str, Callable[[np.ndarray], int]] = {
+    "max": _argmax,  # some window supports it: paper 004 / SummaC-ZS
+    "first": _first,  # only the first window (truncation baseline)
+}
+
+
+def _softmin(x: np.ndarray, axis: int = -1, temperature: float = 0.1) -> np.ndarray:
+    w = np.exp(-(x - x.min(axis=axis, keepdims=True)) / temperature)
+    return (w * x).sum(axis=axis) / w.sum(axis=axis)
+
+
+#: per-sentence scores (last axis) → claim score.
+CLAIM_AGGREGATIONS: dict[str, Callable[..., np.ndarray]] = {
+    "min": lambda x, axis=-1: np.min(x, axis=axis),  # one unsupported sentence makes the claim unfaithful
+    "mean": lambda x, axis=-1: np.mean(x, axis=axis),  # SummaC-ZS
+    "softmin": _softmin,  # between the two: dominated by the weakest sentences
+}
+
+
+def get_source_aggregation(name: str) -> Callable[[np.ndarray], int]:
+    if name not in SOURCE_AGGREGATIONS:
+        raise ConfigError(f"Unknown source aggregation {name!r}; expected one of {sorted(SOURCE_AGGREGATIONS)}." + did_you_mean(name, SOURCE_AGGREGATIONS))
+    return SOURCE_AGGREGATIONS[name]
+
+
+def get_claim_aggregation(name: str) -> Callable[..., np.ndarray]:
+    if name not in CLAIM_AGGREGATIONS:
+        raise ConfigError(f"Unknown claim aggregation {name!r}; expected one of {sorted(CLAIM_AGGREGATIONS)}." + did_you_mean(name, CLAIM_AGGREGATIONS))
+    return CLAIM_AGGREGATIONS[name]

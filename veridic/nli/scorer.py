@@ -1,0 +1,321 @@
+"""Faithfulness scoring with an NLI model (paper 004 and SummaC-ZS style).
+
+Methods: ``e`` (entailment probability) and ``e-c`` (entailment minus
+contradiction, paper 004 §2.3); Monte-Carlo dropout with ``mc_samples`` (paper
+004 uses 15) gives the mean score and its spread as ``uncertainty``.
+
+Granularity ``document`` scores the whole claim against token-budgeted
+source chunks (max over chunks); ``sentence`` scores every claim sentence
+against windows of consecutive source sentences, keeps the best window per
+sentence (with its offsets as evidence) and pools sentences by a named
+strategy (``min`` by default).
+
+>>> from veridic.nli import NLIScorer, load_backend        # doctest: +SKIP
+>>> scorer = NLIScorer(backend=load_backend(), method="e-c")
+>>> v = scorer.score(sources=["The firm hired 200 engineers in 2023."],
+...                  claims=["The firm laid off engineers in 2023."])[0]
+>>> v.label
+'unsupported'
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from veridic.errors import ConfigError, InputError
+from veridic.nli.aggregate import get_claim_aggregation, get_source_aggregation
+from veridic.nli.backend import NLIBackend
+from veridic.text import chunk_text, sentence_windows, split_sentences
+from veridic.types import Label, SentenceVerdict, Span, Verdict, normalise_context
+
+__all__ = ["NLIScorer", "METHODS", "Scorer"]
+
+METHODS = ("e", "e-c")
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+_STOP = frozenset(
+    "a an the and or but if of to in on at by for with from as is are was were be been being it its this that these those "
+    "he she they we you i his her their our your my me him them us not no do does did has have had will would can could "
+    "should may might must shall there here than then so such also about into over after before".split()
+)
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+class Scorer:
+    """Protocol-like base: anything with ``name``, ``score(...)`` and ``describe()``."""
+
+    name: str
+
+    def score(self, *, sources: Sequence[str], claims: Sequence[str], contexts: Sequence[Any] | None = None, progress: bool = False) -> list[Verdict]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass(slots=True)
+class _Unit:
+    """One claim piece (the whole claim or one sentence) and its candidate evidence windows."""
+
+    example: int
+    claim_span: Span
+    windows: list[Span]
+    first_pair: int = 0
+
+
+def _method_score(enc: np.ndarray, method: str) -> np.ndarray:
+    return enc[..., 0] if method == "e" else enc[..., 0] - enc[..., 2]
+
+
+class NLIScorer(Scorer):
+    """Score claims against sources with an NLI backend. Receives the backend; never builds it."""
+
+    def __init__(
+        self,
+        *,
+        backend: NLIBackend,
+        method: Literal["e", "e-c"] = "e-c",
+        mc_samples: int = 0,
+        granularity: Literal["sentence", "document"] = "sentence",
+        source_aggregation: str = "max",
+        claim_aggregation: str = "min",
+        window_sentences: int = 2,
+        max_windows: int | None = 8,
+        context_mode: Literal["ignore", "premise"] = "ignore",
+        threshold: float | None = None,
+        abstain_above: float | None = None,
+        seed: int = 0,
+        splitter: str = "blingfire",
+        name: str | None = None,
+    ):
+        if method not in METHODS:
+            raise ConfigError(f"Unknown method {method!r}; expected one of {METHODS} ('e' = entailment probability, 'e-c' = entailment minus contradiction).")
+        if granularity not in ("sentence", "document"):
+            raise ConfigError(f"granularity must be 'sentence' or 'document'; got {granularity!r}.")
+        if context_mode not in ("ignore", "premise"):
+            raise ConfigError(f"context_mode must be 'ignore' or 'premise'; got {context_mode!r}.")
+        if mc_samples and not getattr(backend, "supports_mc", False):
+            raise ConfigError(f"mc_samples={mc_samples} needs a backend with dropout (the torch backend); {type(backend).__name__} has none.")
+        if mc_samples < 0 or mc_samples == 1:
+            raise ConfigError(f"mc_samples must be 0 (off) or >= 2; got {mc_samples}.")
+        if max_windows is not None and max_windows < 1:
+            raise ConfigError(f"max_windows must be >= 1 or None; got {max_windows}.")
+        if abstain_above is not None and not mc_samples:
+            raise ConfigError("abstain_above needs an uncertainty estimate: set mc_samples (e.g. 15) too.")
+        self.backend = backend
+        self.method = method
+        self.mc_samples = mc_samples
+        self.granularity = granularity
+        self.source_aggregation = source_aggregation
+        self.claim_aggregation = claim_aggregation
+        self._pick = get_source_aggregation(source_aggregation)
+        self._pool = get_claim_aggregation(claim_aggregation)
+        self.window_sentences = window_sentences
+        self.max_windows = max_windows
+        self.context_mode = context_mode
+        self.threshold = threshold if threshold is not None else (0.0 if method == "e-c" else 0.5)
+        self.abstain_above = abstain_above
+        self.seed = seed
+        self.splitter = splitter
+        self.name = name or (method + ("+mc" if mc_samples else "") + ("-doc" if granularity == "document" else ""))
+
+    def describe(self) -> dict[str, Any]:
+        b = self.backend.describe()
+        return {
+            "scorer": "nli",
+            "name": self.name,
+            "model": b.get("model"),
+            "revision": b.get("revision"),
+            "backend": b,
+            "method": self.method,
+            "mc_samples": self.mc_samples,
+            "granularity": self.granularity,
+            "aggregation": {"source": self.source_aggregation, "claim": self.claim_aggregation},
+            "window_sentences": self.window_sentences,
+            "max_windows": self.max_windows,
+            "context_mode": self.context_mode,
+            "threshold": self.threshold,
+            "seed": self.seed,
+            "parameters": b.get("parameters"),
+            "model_calls_per_example": self._calls_formula(),
+        }
+
+    def _calls_formula(self) -> str:
+        mc = f" + {self.mc_samples}·S" if self.mc_samples else ""
+        if self.granularity == "document":
+            return "W" + (f" + {self.mc_samples}" if self.mc_samples else "") + " (W = source chunks)"
+        cap = f"min(W, {self.max_windows})" if self.max_windows else "W"
+        return f"S·{cap}{mc} (S = claim sentences, W = source windows)"
+
+    # ------------------------------------------------------------------ building pairs
+    def _budget(self, claim: str) -> int:
+        # Leave room for the claim and the 3 special tokens of a pair encoding.
+        claim_tokens = min(self.backend.count_tokens(claim), self.backend.max_length // 2)
+        return max(16, self.backend.max_length - claim_tokens - 4)
+
+    def _windows(self, source: str, claim_text: str, sents: list[Span], offsets: list[tuple[int, int]]) -> list[Span]:
+        budget = self._budget(claim_text)
+        if self.granularity == "document":
+            return chunk_text(source, token_offsets=offsets, max_tokens=budget, overlap_sentences=1, sentences=sents)
+        wins: list[Span] = []
+        seen: set[tuple[int, int]] = set()
+        base = sentence_windows(source, sentences=sents, size=self.window_sentences) if sents else []
+        for w in base:
+            # A window over budget is re-chunked so nothing is silently truncated.
+            inner = [s for s in sents if s.start >= w.start and s.end <= w.end]
+            for piece in chunk_text(source, token_offsets=offsets, max_tokens=budget, overlap_sentences=0, sentences=inner):
+                if (piece.start, piece.end) not in seen:
+                    seen.add((piece.start, piece.end))
+                    wins.append(piece)
+        if sents and len(sents) > self.window_sentences:
+            whole = chunk_text(source, token_offsets=offsets, max_tokens=budget, overlap_sentences=0, sentences=sents)
+            if len(whole) == 1 and (whole[0].start, whole[0].end) not in seen:
+                wins.append(whole[0])  # short sources: also judge against all of it at once
+        if self.max_windows is not None and len(wins) > self.max_windows:
+            cw = _content_words(claim_text)
+            overlap = [len(cw & _content_words(w.text)) / (len(cw) or 1) for w in wins]
+            keep = sorted(range(len(wins)), key=lambda i: (-overlap[i], i))[: self.max_windows]
+            wins = [wins[i] for i in sorted(keep)]
+        return wins
+
+    def _units(self, sources: Sequence[str], claims: Sequence[str]) -> list[_Unit]:
+        units: list[_Unit] = []
+        for i, (src, clm) in enumerate(zip(sources, claims)):
+            sents = split_sentences(src, splitter=self.splitter)
+            offsets = self.backend.token_offsets(src)
+            if self.granularity == "document":
+                stripped = clm.strip()
+                lead = len(clm) - len(clm.lstrip())
+                pieces = [Span(start=lead, end=lead + len(stripped), text=stripped)]
+            else:
+                pieces = split_sentences(clm, splitter=self.splitter) or [Span(start=0, end=len(clm), text=clm)]
+            for p in pieces:
+                wins = self._windows(src, p.text, sents, offsets)
+                if not wins:
+                    raise InputError(f"Example {i}: the source yielded no text to compare against (it holds only whitespace or markup).")
+                units.append(_Unit(example=i, claim_span=p, windows=wins))
+        return units
+
+    # ------------------------------------------------------------------ scoring
+    def score(
+        self,
+        *,
+        sources: Sequence[str],
+        claims: Sequence[str],
+        contexts: Sequence[Any] | None = None,
+        progress: bool = False,
+    ) -> list[Verdict]:
+        """Score each claim against its source; returns one :class:`Verdict` per pair."""
+        sources, claims, ctx = self._validate(sources, claims, contexts)
+        if not sources:
+            return []
+        units = self._units(sources, claims)
+        premises: list[str] = []
+        hyps: list[str] = []
+        for u in units:
+            u.first_pair = len(premises)
+            prefix = (ctx[u.example] + "\n") if (self.context_mode == "premise" and ctx[u.example]) else ""
+            for w in u.windows:
+                premises.append(prefix + w.text)
+                hyps.append(u.claim_span.text)
+        enc = self.backend.predict(premises, hyps, seed=self.seed, progress=progress)
+        scores = _method_score(enc, self.method)
+
+        best: list[int] = []
+        for u in units:
+            sl = slice(u.first_pair, u.first_pair + len(u.windows))
+            best.append(u.first_pair + self._pick(scores[sl]))
+
+        if self.mc_samples:
+            mc = self.backend.predict([premises[b] for b in best], [hyps[b] for b in best], mc_samples=self.mc_samples, seed=self.seed, progress=progress)
+            unit_enc = mc  # [U, k, 3]
+        else:
+            unit_enc = enc[best][:, None, :]  # [U, 1, 3]
+        unit_samples = _method_score(unit_enc, self.method)  # [U, k]
+
+        by_example: list[list[int]] = [[] for _ in sources]
+        for ui, u in enumerate(units):
+            by_example[u.example].append(ui)
+
+        verdicts: list[Verdict] = []
+        for ex, uis in enumerate(by_example):
+            sample_scores = unit_samples[uis]  # [S, k]
+            claim_samples = self._pool(sample_scores.T, axis=-1)  # [k]
+            score = float(np.mean(claim_samples))
+            uncertainty = float(np.std(claim_samples)) if self.mc_samples else None
+            mean_enc = unit_enc[uis].mean(axis=1)  # [S, 3]
+            # e/n/c of the claim: those of the sentence that decides the score
+            # under min-pooling, the mean over sentences otherwise.
+            sent_scores = sample_scores.mean(axis=1)
+            if self.claim_aggregation == "min":
+                e, n, c = mean_enc[int(np.argmin(sent_scores))]
+            else:
+                e, n, c = mean_enc.mean(axis=0)
+            sentences = []
+            evidence = []
+            for row, ui in enumerate(uis):
+                u = units[ui]
+                win = u.windows[best[ui] - u.first_pair]
+                ev = Span(start=win.start, end=win.end, text=win.text, score=float(scores[best[ui]]))
+                evidence.append(ev)
+                sentences.append(
+                    SentenceVerdict(
+                        span=u.claim_span,
+                        score=float(sent_scores[row]),
+                        e=float(mean_enc[row, 0]),
+                        n=float(mean_enc[row, 1]),
+                        c=float(mean_enc[row, 2]),
+                        uncertainty=float(np.std(sample_scores[row])) if self.mc_samples else None,
+                        evidence=ev,
+                    )
+                )
+            verdicts.append(
+                Verdict(
+                    score=score,
+                    label=self._label(score, uncertainty),
+                    e=float(e),
+                    n=float(n),
+                    c=float(c),
+                    uncertainty=uncertainty,
+                    method=self.name,
+                    model=str(self.backend.model_id),
+                    sentences=tuple(sentences),
+                    evidence=tuple(evidence),
+                )
+            )
+        return verdicts
+
+    def _label(self, score: float, uncertainty: float | None) -> Label:
+        if self.abstain_above is not None and uncertainty is not None and uncertainty > self.abstain_above:
+            return "abstain"
+        return "supported" if score >= self.threshold else "unsupported"
+
+    @staticmethod
+    def _validate(sources: Sequence[str], claims: Sequence[str], contexts: Sequence[Any] | None) -> tuple[list[str], list[str], list[str | None]]:
+        if isinstance(sources, str) or isinstance(claims, str):
+            raise InputError("sources and claims must be lists of strings (one per pair), not single strings: wrap them in [...].")
+        sources, claims = list(sources), list(claims)
+        if len(sources) != len(claims):
+            raise InputError(f"Got {len(sources)} sources but {len(claims)} claims; pass one source per claim.")
+        if contexts is not None:
+            contexts = list(contexts)
+            if len(contexts) != len(sources):
+                raise InputError(f"Got {len(contexts)} contexts for {len(sources)} pairs; pass one context (or None) per pair.")
+        for i, (s, c) in enumerate(zip(sources, claims)):
+            for name, v in (("source", s), ("claim", c)):
+                if isinstance(v, float) and math.isnan(v):
+                    raise InputError(f"Pair {i}: the {name} is NaN (a missing value); veridic does not score missing text as 0.")
+                if not isinstance(v, str):
+                    raise InputError(f"Pair {i}: the {name} must be a string; got {type(v).__name__}.")
+                if not v.strip():
+                    raise InputError(f"Pair {i}: the {name} is empty; remove the pair or fill it in.")
+        ctx = [None] * len(sources) if contexts is None else [normalise_context(c) for c in contexts]
+        return sources, claims, ctx

@@ -1,0 +1,149 @@
+"""Typed inputs and results shared by every veridic capability.
+
+All offsets are character offsets into the original Python string
+(``text[span.start:span.end] == span.text``).
+
+>>> from veridic.types import Span
+>>> s = Span(start=4, end=9, text="quick")
+>>> "The quick fox"[s.start:s.end] == s.text
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from veridic.errors import InputError
+
+__all__ = ["Span", "Pair", "SentenceVerdict", "Verdict", "Label", "normalise_context"]
+
+Label = Literal["supported", "unsupported", "abstain"]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A piece of a text located by character offsets ``[start, end)``."""
+
+    start: int
+    end: int
+    text: str
+    label: str | None = None
+    score: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.start < 0 or self.end < self.start:
+            raise InputError(f"Span offsets must satisfy 0 <= start <= end; got start={self.start}, end={self.end}.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+def normalise_context(context: str | Sequence[str] | None) -> str | None:
+    """Turn a dialogue history (list of turns) or a string into one string, or None."""
+    if context is None:
+        return None
+    if isinstance(context, float) and math.isnan(context):
+        return None
+    if isinstance(context, str):
+        return context.strip() or None
+    if isinstance(context, Sequence):
+        turns = []
+        for t in context:
+            if not isinstance(t, str):
+                raise InputError(f"A dialogue context must be a string or a list of strings; got a list holding {type(t).__name__}.")
+            if t.strip():
+                turns.append(t.strip())
+        return "\n".join(turns) or None
+    raise InputError(f"A context must be a string, a list of strings or None; got {type(context).__name__}.")
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """One thing to check: a ``claim`` against its grounding ``source``.
+
+    ``context`` is optional conversation history (dialogue) that the claim
+    responds to; it is not evidence, but helps resolve references.
+    """
+
+    source: str
+    claim: str
+    context: str | None = None
+    id: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("source", "claim"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise InputError(f"Pair.{name} must be a string; got {type(value).__name__} ({value!r:.60}).")
+            if not value.strip():
+                raise InputError(f"Pair.{name} is empty; veridic cannot judge an empty {name}. Remove the pair or fill it in.")
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceVerdict:
+    """The verdict on one sentence of the claim.
+
+    ``span`` locates the sentence in the claim; ``evidence`` locates the
+    source window that supported (or contradicted) it best, in the source.
+    """
+
+    span: Span
+    score: float
+    e: float
+    n: float
+    c: float
+    uncertainty: float | None
+    evidence: Span | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "start": self.span.start,
+            "end": self.span.end,
+            "text": self.span.text,
+            "score": self.score,
+            "e": self.e,
+            "n": self.n,
+            "c": self.c,
+            "uncertainty": self.uncertainty,
+            "evidence": None if self.evidence is None else self.evidence.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The result of scoring one claim against one source.
+
+    ``score`` follows ``method`` (``e``: entailment probability in [0, 1];
+    ``e-c``: entailment minus contradiction in [-1, 1]); higher means more
+    faithful. ``e``, ``n``, ``c`` are the aggregated class probabilities.
+    ``uncertainty`` is the standard deviation of the score across
+    Monte-Carlo dropout samples (None without MC dropout).
+    """
+
+    score: float
+    label: Label
+    e: float
+    n: float
+    c: float
+    uncertainty: float | None
+    method: str
+    model: str
+    sentences: tuple[SentenceVerdict, ...] = field(default_factory=tuple)
+    evidence: tuple[Span, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "score": self.score,
+            "label": self.label,
+            "e": self.e,
+            "n": self.n,
+            "c": self.c,
+            "uncertainty": self.uncertainty,
+            "method": self.method,
+            "model": self.model,
+            "sentences": [s.to_dict() for s in self.sentences],
+            "evidence": [s.to_dict() for s in self.evidence],
+        }
