@@ -33,7 +33,7 @@ if typer is not None:
     train_app = typer.Typer(help="Train veridic's models.", no_args_is_help=True)
     app.add_typer(export_app, name="export")
     app.add_typer(train_app, name="train")
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     out = Console()
 
     def _text_or_file(value: str) -> str:
@@ -121,6 +121,25 @@ if typer is not None:
         for k, p in files.items():
             out.print(f"{k}: {p} ({p.stat().st_size / 1e6:.1f} MB)")
 
+    @train_app.command("nli")
+    def train_nli_cmd(
+        config: Path = typer.Option(Path("configs/nli-minilm.yaml"), "--config", help="Training config (YAML)."),
+        out_dir: Path = typer.Option(..., "--out", help="Run folder: checkpoints, logs and the final model."),
+        data_dir: Optional[Path] = typer.Option(None, "--data", help="Folder of NLI data (default: ../shared/data or $VERIDIC_DATA)."),
+        max_minutes: Optional[float] = typer.Option(None, "--max-minutes", help="Stop cleanly (checkpoint + export) after this many minutes."),
+        resume: bool = typer.Option(True, help="Continue from the last checkpoint in --out if there is one."),
+    ) -> None:
+        """Train the NLI model (seeded, checkpointed, resumable)."""
+        try:
+            from veridic.train import train_nli
+        except ImportError as exc:
+            _fail(VeridicError(f"Training needs the 'train' extra ({exc.name} is missing): pip install 'veridic[train]'"))
+        try:
+            final = train_nli(config=config, output_dir=out_dir, resume=resume, max_minutes=max_minutes, data_dir=data_dir)
+        except VeridicError as exc:
+            _fail(exc)
+        out.print(f"final model: {final}")
+
     def _mount_optional() -> None:
         # Commands owned by other subpackages; each module is imported lazily.
         try:
@@ -129,12 +148,6 @@ if typer is not None:
             pass
         else:
             app.command("bench")(bench)
-        try:
-            from veridic.train.cli import train_nli_cmd
-        except ImportError:
-            pass
-        else:
-            train_app.command("nli")(train_nli_cmd)
 
     _mount_optional()
 else:  # pragma: no cover

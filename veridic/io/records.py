@@ -42,9 +42,9 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
     undecodable bytes or malformed lines; nothing is skipped silently.
     """
     path = Path(path)
+    fmt = _format_of(path)
     if not path.exists():
         raise InputError(f"Input file {str(path)!r} does not exist.")
-    fmt = _format_of(path)
     if fmt == "jsonl":
         yield from _read_jsonl(path)
     elif fmt == "json":

@@ -1,0 +1,200 @@
+import math
+import re
+
+import numpy as np
+import pytest
+
+from veridic.errors import ConfigError, InputError
+from veridic.nli import NLIScorer
+from veridic.nli.labels import LabelMap
+
+
+class WordBackend:
+    """A fake NLI backend whose entailment is the share of hypothesis words found in the premise.
+
+    Deterministic and transparent, so aggregation can be checked exactly.
+    """
+
+    model_id = "fake-words"
+    revision = None
+    max_length = 64
+    supports_mc = True
+    label_map = LabelMap.from_id2label({0: "entailment", 1: "neutral", 2: "contradiction"})
+
+    def __init__(self):
+        self.calls = []
+
+    @staticmethod
+    def _words(t):
+        return re.findall(r"\w+", t.lower())
+
+    def token_offsets(self, text):
+        return [(m.start(), m.end()) for m in re.finditer(r"\w+|[^\w\s]", text)]
+
+    def count_tokens(self, text):
+        return len(self.token_offsets(text))
+
+    def describe(self):
+        return {"backend": "fake", "model": self.model_id, "revision": None, "parameters": 0}
+
+    def predict(self, premises, hypotheses, *, mc_samples=0, seed=0, progress=False):
+        self.calls.append((list(premises), list(hypotheses), mc_samples))
+        out = []
+        for p, h in zip(premises, hypotheses):
+            pw, hw = set(self._words(p)), self._words(h)
+            e = sum(w in pw for w in hw) / len(hw)
+            c = 0.5 * (1 - e) if "never" in hw else 0.0
+            out.append([e * 0.9, 1 - e * 0.9 - c, c])
+        arr = np.array(out)
+        if mc_samples:
+            rng = np.random.default_rng(seed)
+            noise = rng.normal(0, 0.01, size=(len(out), mc_samples, 1))
+            arr = np.clip(arr[:, None, :] + np.concatenate([noise, -noise, 0 * noise], axis=-1), 0, 1)
+        return arr
+
+
+SRC = "Alice founded Acme in 2001. Acme makes rockets. Bob joined in 2005. The firm is in Ohio."
+
+
+def test_sentence_level_min_and_mean_pooling():
+    b = WordBackend()
+    claim = "Acme makes rockets. Bob founded Zeta."
+    v_min = NLIScorer(backend=b, method="e", claim_aggregation="min").score(sources=[SRC], claims=[claim])[0]
+    v_mean = NLIScorer(backend=b, method="e", claim_aggregation="mean").score(sources=[SRC], claims=[claim])[0]
+    s1, s2 = [s.score for s in v_min.sentences]
+    assert s1 == pytest.approx(0.9)  # all three words found in one window
+    assert s2 == pytest.approx(0.9 * 2 / 3)  # "zeta" is nowhere
+    assert v_min.score == pytest.approx(min(s1, s2))
+    assert v_mean.score == pytest.approx((s1 + s2) / 2)
+    softmin = NLIScorer(backend=b, method="e", claim_aggregation="softmin").score(sources=[SRC], claims=[claim])[0]
+    assert min(s1, s2) <= softmin.score <= (s1 + s2) / 2
+
+
+def test_evidence_offsets_point_into_the_source():
+    b = WordBackend()
+    v = NLIScorer(backend=b, method="e-c").score(sources=[SRC], claims=["Bob joined in 2005."])[0]
+    ev = v.sentences[0].evidence
+    assert SRC[ev.start : ev.end] == ev.text
+    assert "Bob joined in 2005." in ev.text
+    claim_span = v.sentences[0].span
+    assert claim_span.start == 0 and claim_span.end == len("Bob joined in 2005.")
+
+
+def test_e_minus_c_uses_contradiction():
+    b = WordBackend()
+    e = NLIScorer(backend=b, method="e").score(sources=[SRC], claims=["Bob never joined."])[0]
+    ec = NLIScorer(backend=b, method="e-c").score(sources=[SRC], claims=["Bob never joined."])[0]
+    assert ec.score == pytest.approx(e.e - e.c)
+    assert ec.c > 0
+
+
+def test_document_granularity_scores_the_whole_claim_against_chunks():
+    b = WordBackend()
+    long_src = " ".join(f"Sentence number {i} talks about topic {i}." for i in range(40))
+    v = NLIScorer(backend=b, method="e", granularity="document").score(sources=[long_src], claims=["topic 33 talks"])[0]
+    premises, hyps, _ = b.calls[0]
+    assert len(premises) > 1 and all(h == "topic 33 talks" for h in hyps)
+    assert all(b.count_tokens(p) + b.count_tokens(h) <= b.max_length for p, h in zip(premises, hyps))
+    assert v.score == pytest.approx(0.9)
+    assert "topic 33" in v.evidence[0].text
+
+
+def test_max_windows_prefilter_keeps_the_relevant_window():
+    b = WordBackend()
+    src = " ".join(f"Filler sentence {i} here." for i in range(30)) + " Zorro rode a horse."
+    v = NLIScorer(backend=b, method="e", max_windows=3).score(sources=[src], claims=["Zorro rode a horse."])[0]
+    assert len(b.calls[0][0]) == 3
+    assert v.score == pytest.approx(0.9)
+
+
+def test_mc_dropout_reports_mean_and_spread():
+    b = WordBackend()
+    v = NLIScorer(backend=b, method="e", mc_samples=15).score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    assert v.uncertainty is not None and v.uncertainty > 0
+    assert v.score == pytest.approx(0.9, abs=0.02)
+    assert b.calls[-1][2] == 15
+
+
+def test_abstain_rule_needs_and_uses_uncertainty():
+    b = WordBackend()
+    with pytest.raises(ConfigError, match="mc_samples"):
+        NLIScorer(backend=b, abstain_above=0.1)
+    v = NLIScorer(backend=b, method="e", mc_samples=5, abstain_above=1e-9).score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    assert v.label == "abstain"
+
+
+def test_threshold_sets_the_label():
+    b = WordBackend()
+    s = NLIScorer(backend=b, method="e", threshold=0.95)
+    assert s.score(sources=[SRC], claims=["Acme makes rockets."])[0].label == "unsupported"
+    s = NLIScorer(backend=b, method="e")
+    assert s.score(sources=[SRC], claims=["Acme makes rockets."])[0].label == "supported"
+
+
+@pytest.mark.parametrize(
+    "sources, claims, match",
+    [
+        (["x"], [""], "Pair 0: the claim is empty"),
+        (["  "], ["x"], "Pair 0: the source is empty"),
+        (["x", "y"], ["x"], "2 sources but 1 claims"),
+        ("a source", ["x"], "lists of strings"),
+        (["x"], [float("nan")], "NaN"),
+        (["x"], [3], "must be a string"),
+    ],
+)
+def test_bad_input_gets_a_clear_error(sources, claims, match):
+    with pytest.raises(InputError, match=match):
+        NLIScorer(backend=WordBackend()).score(sources=sources, claims=claims)
+
+
+def test_bad_options_are_rejected():
+    b = WordBackend()
+    with pytest.raises(ConfigError, match="Unknown method"):
+        NLIScorer(backend=b, method="ec")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="Did you mean 'mean'"):
+        NLIScorer(backend=b, claim_aggregation="maen")
+    with pytest.raises(ConfigError, match="mc_samples"):
+        NLIScorer(backend=b, mc_samples=1)
+
+
+def test_context_is_prepended_only_when_asked():
+    b = WordBackend()
+    NLIScorer(backend=b, method="e").score(sources=[SRC], claims=["Bob joined."], contexts=[["Who joined?"]])
+    assert not any("Who joined?" in p for p in b.calls[-1][0])
+    NLIScorer(backend=b, method="e", context_mode="premise").score(sources=[SRC], claims=["Bob joined."], contexts=[["Who joined?"]])
+    assert all(p.startswith("Who joined?\n") for p in b.calls[-1][0])
+
+
+def test_empty_batch_returns_empty_list():
+    assert NLIScorer(backend=WordBackend()).score(sources=[], claims=[]) == []
+
+
+# ---------------------------------------------------------------- real (tiny) torch model
+def test_mc_dropout_is_deterministic_and_independent_of_batch(tiny_backend):
+    s = NLIScorer(backend=tiny_backend, method="e-c", mc_samples=6, seed=3)
+    a = s.score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    b = s.score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    c = s.score(sources=["Other text entirely.", SRC], claims=["Something else.", "Acme makes rockets."])[1]
+    assert a.score == b.score == c.score
+    assert a.uncertainty == c.uncertainty and a.uncertainty > 0
+    d = NLIScorer(backend=tiny_backend, method="e-c", mc_samples=6, seed=4).score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    assert d.score != a.score
+
+
+def test_torch_backend_batching_does_not_change_scores(tiny_nli_dir):
+    from veridic.nli import load_backend
+
+    prem = [SRC, "A cat sat on the mat.", "Short.", SRC + " " + SRC]
+    hyp = ["Acme makes rockets.", "A dog sat.", "Long hypothesis with many words in it.", "Bob."]
+    p1 = load_backend(tiny_nli_dir, dtype="float32", batch_size=1).predict(prem, hyp)
+    p4 = load_backend(tiny_nli_dir, dtype="float32", batch_size=4).predict(prem, hyp)
+    np.testing.assert_allclose(p1, p4, atol=1e-5)
+    np.testing.assert_allclose(p1.sum(axis=1), 1.0, atol=1e-6)
+    assert not np.isnan(p1).any()
+
+
+def test_mc_dropout_is_off_outside_mc(tiny_backend):
+    p = tiny_backend.predict([SRC], ["Acme."])
+    q = tiny_backend.predict([SRC], ["Acme."])
+    np.testing.assert_array_equal(p, q)
+    assert not tiny_backend.model.training
