@@ -1,0 +1,81 @@
+"""Benchmark runner: score labelled datasets, report AUC with honest statistics.
+
+Datasets (:mod:`~veridic.bench.datasets`) and scorers
+(:mod:`~veridic.bench.scorers`) come from registries; the runner
+(:mod:`~veridic.bench.runner`) scores through a cache
+(:mod:`~veridic.bench.cache`) and computes the statistics of
+:mod:`~veridic.bench.metrics`; :mod:`~veridic.bench.report` writes
+``report.json``, ``report.md`` and ROC curves. The CLI lives in
+:mod:`veridic.bench.cli` (imported lazily: it needs typer).
+
+>>> from veridic.bench import build_scorer, scorer_names
+>>> "overlap" in scorer_names()
+True
+"""
+
+from veridic.bench.cache import CacheEntry, ScoreCache, cache_key, default_cache_dir
+from veridic.bench.datasets import (
+    BenchDataset,
+    BenchExample,
+    dataset_groups,
+    load_dataset_file,
+    load_datasets,
+    register_dataset_group,
+    resolve_data_spec,
+)
+from veridic.bench.metrics import (
+    approximate_randomization,
+    bootstrap_auc,
+    crossfit_predictions,
+    fit_threshold,
+    pr_auc,
+    roc_auc,
+)
+from veridic.bench.report import build_report, render_markdown, write_report
+from veridic.bench.runner import BenchResult, BenchSettings, DatasetResult, run_benchmark, score_dataset
+from veridic.bench.scorers import (
+    ExternalScores,
+    OverlapScorer,
+    Scorer,
+    build_scorer,
+    get_scorer_spec,
+    load_external_scores,
+    register_scorer,
+    scorer_names,
+)
+
+__all__ = [
+    "BenchDataset",
+    "BenchExample",
+    "BenchResult",
+    "BenchSettings",
+    "CacheEntry",
+    "DatasetResult",
+    "ExternalScores",
+    "OverlapScorer",
+    "ScoreCache",
+    "Scorer",
+    "approximate_randomization",
+    "bootstrap_auc",
+    "build_report",
+    "build_scorer",
+    "cache_key",
+    "crossfit_predictions",
+    "dataset_groups",
+    "default_cache_dir",
+    "fit_threshold",
+    "get_scorer_spec",
+    "load_dataset_file",
+    "load_datasets",
+    "load_external_scores",
+    "pr_auc",
+    "register_dataset_group",
+    "register_scorer",
+    "render_markdown",
+    "resolve_data_spec",
+    "roc_auc",
+    "run_benchmark",
+    "score_dataset",
+    "scorer_names",
+    "write_report",
+]

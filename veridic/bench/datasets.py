@@ -1,0 +1,285 @@
+"""Benchmark datasets: load, validate and name labelled claim/source rows.
+
+A *dataset spec* is what a user types after ``--data``: a file, a folder of
+row files, or the name of a registered group (``dev`` is the six files of
+``../shared/data/bench``). Every spec resolves to files; every file yields one
+or more :class:`BenchDataset` (rows are grouped by their ``dataset`` field,
+falling back to the file stem, so ``begin2_dev.jsonl`` gives ``begin2_cmu``
+and ``begin2_tc``).
+
+>>> import tempfile, pathlib, json
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> rows = [{"id": "a", "source": "A cat sat.", "claim": "A cat sat.", "label": 1},
+...         {"id": "b", "source": "A cat sat.", "claim": "A dog ran.", "label": "0"}]
+>>> _ = (d / "toy.jsonl").write_text("\\n".join(json.dumps(r) for r in rows))
+>>> [(ds.name, ds.n, ds.n_pos) for ds in load_datasets(specs=[str(d / "toy.jsonl")])]
+[('toy', 2, 1)]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from veridic.errors import ConfigError, DataFormatError, InputError, RegistryError, did_you_mean
+from veridic.io.records import read_records, record_to_pair
+from veridic.types import Pair
+
+__all__ = [
+    "DATA_SUFFIXES",
+    "BenchDataset",
+    "BenchExample",
+    "dataset_groups",
+    "default_bench_dir",
+    "load_dataset_file",
+    "load_datasets",
+    "parse_label",
+    "register_dataset_group",
+    "resolve_data_spec",
+]
+
+DATA_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".csv", ".tsv", ".parquet")
+
+
+@dataclass(frozen=True, slots=True)
+class BenchExample:
+    """One labelled row: ``label`` is 1 for faithful (supported), 0 for not."""
+
+    id: str
+    pair: Pair
+    label: int
+    row: int
+
+
+@dataclass(frozen=True, slots=True)
+class BenchDataset:
+    """The labelled rows of one named dataset, read from one file.
+
+    ``data_hash`` is a sha256 over the sorted ``(id, source, claim, context)``
+    tuples: it changes when the text to score changes, not when labels or
+    row order do, so it is the right key for cached scores.
+    """
+
+    name: str
+    path: str
+    examples: tuple[BenchExample, ...]
+    data_hash: str
+    renamed_ids: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.examples)
+
+    @property
+    def n_pos(self) -> int:
+        return sum(ex.label for ex in self.examples)
+
+    @property
+    def ids(self) -> list[str]:
+        return [ex.id for ex in self.examples]
+
+    @property
+    def labels(self) -> list[int]:
+        return [ex.label for ex in self.examples]
+
+
+# ---------------------------------------------------------------------------
+# group registry
+
+_GROUPS: dict[str, Callable[[], list[Path]]] = {}
+
+
+def register_dataset_group(name: str, resolver: Callable[[], list[Path]], *, overwrite: bool = False) -> None:
+    """Register ``name`` as a dataset group; ``resolver()`` returns its files.
+
+    Resolvers run lazily so that a missing data folder only fails when the
+    group is actually used.
+
+    >>> register_dataset_group("my-toy", lambda: [], overwrite=True)
+    >>> "my-toy" in dataset_groups()
+    True
+    """
+    if name in _GROUPS and not overwrite:
+        raise ConfigError(f"A dataset group named {name!r} is already registered; pass overwrite=True to replace it.")
+    _GROUPS[name] = resolver
+
+
+def dataset_groups() -> list[str]:
+    """Names of the registered dataset groups."""
+    return sorted(_GROUPS)
+
+
+def default_bench_dir() -> Path:
+    """Where the ``dev`` group lives: ``$VERIDIC_DATA/bench`` or ``<repo>/../shared/data/bench``."""
+    env = os.environ.get("VERIDIC_DATA")
+    if env:
+        return Path(env).expanduser() / "bench"
+    repo = Path(__file__).resolve().parents[2]
+    return (repo.parent / "shared" / "data" / "bench").resolve()
+
+
+_DEV_FILES = ("frank_test", "summac_polytope", "summac_factcc", "begin2_dev", "dialfact_small", "wice_dev")
+
+
+def _dev_files() -> list[Path]:
+    folder = default_bench_dir()
+    paths = [folder / f"{stem}.jsonl" for stem in _DEV_FILES]
+    missing = [p.name for p in paths if not p.is_file()]
+    if missing:
+        raise InputError(
+            f"The 'dev' dataset group needs {', '.join(missing)} in {str(folder)!r}, which "
+            f"{'does not exist' if not folder.is_dir() else 'lacks them'}. Set VERIDIC_DATA to the folder that "
+            "holds bench/, or pass files/folders to --data instead."
+        )
+    return paths
+
+
+register_dataset_group("dev", _dev_files)
+
+
+def _is_data_file(path: Path) -> bool:
+    return path.is_file() and path.name.lower().endswith(DATA_SUFFIXES)
+
+
+def resolve_data_spec(spec: str) -> list[Path]:
+    """Turn one ``--data`` value (file, folder or group name) into files.
+
+    A folder contributes its data files (non-recursive, sorted). A bare name
+    that is not a path is looked up among the groups, then among the files of
+    the default bench folder (``frank_test`` → ``frank_test.jsonl``).
+    """
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if _is_data_file(p))
+        if not files:
+            raise InputError(f"The folder {spec!r} holds no data files; expected files ending in {', '.join(DATA_SUFFIXES)}.")
+        return files
+    if path.is_file():
+        if not _is_data_file(path):
+            raise InputError(f"Cannot read {spec!r} as a dataset: expected a file ending in {', '.join(DATA_SUFFIXES)}.")
+        return [path]
+    if spec in _GROUPS:
+        return list(_GROUPS[spec]())
+    bench_dir = default_bench_dir()
+    for suffix in DATA_SUFFIXES:
+        candidate = bench_dir / f"{spec}{suffix}"
+        if candidate.is_file():
+            return [candidate]
+    options = list(_GROUPS) + ([p.name.split(".")[0] for p in bench_dir.iterdir() if _is_data_file(p)] if bench_dir.is_dir() else [])
+    raise RegistryError(
+        f"--data {spec!r} is neither an existing file or folder nor a dataset group; known groups: "
+        f"{', '.join(sorted(_GROUPS))} (looked for files in {str(bench_dir)!r} too).{did_you_mean(spec, options)}"
+    )
+
+
+# ---------------------------------------------------------------------------
+# reading and validation
+
+
+def parse_label(value: Any, *, path: str | None = None, row: int | None = None) -> int:
+    """Return 0 or 1 for a label cell; accept 0/1, "0"/"1", booleans (and 0.0/1.0).
+
+    >>> parse_label("1"), parse_label(False)
+    (1, 0)
+    """
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int) and value in (0, 1):
+        return value
+    if isinstance(value, float) and not math.isnan(value) and value in (0.0, 1.0):
+        return int(value)
+    if isinstance(value, str) and value.strip() in ("0", "1"):
+        return int(value.strip())
+    shown = "missing" if value is None else f"{value!r:.40}"
+    raise DataFormatError(
+        f"column 'label' must be 0 (unfaithful) or 1 (faithful); got {shown}. "
+        "Map your dataset's labels to 0/1 before benchmarking.",
+        path=path,
+        row=row,
+    )
+
+
+def _hash_examples(examples: Sequence[BenchExample]) -> str:
+    items = sorted((ex.id, ex.pair.source, ex.pair.claim, ex.pair.context) for ex in examples)
+    h = hashlib.sha256()
+    for item in items:
+        h.update(json.dumps(item, ensure_ascii=False).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def load_dataset_file(*, path: str | Path) -> list[BenchDataset]:
+    """Read and validate one row file; return its datasets (grouped by ``dataset``).
+
+    Rows without ``id`` get ``<file stem>-<row>``. Scores are matched to rows
+    by id, so a repeated id within a dataset is made unique (``<id>#2``) with
+    a warning, and the rename is kept in ``BenchDataset.renamed_ids``.
+    """
+    path = Path(path)
+    str_path = str(path)
+    stem = path.name.split(".")[0]
+    grouped: dict[str, list[BenchExample]] = {}
+    seen: dict[tuple[str, str], int] = {}
+    renamed: list[dict[str, Any]] = []
+    for row_number, row in enumerate(read_records(path), start=1):
+        pair = record_to_pair(row, row_number=row_number, path=str_path)
+        if "label" not in row:
+            raise DataFormatError(f"missing column 'label' (1 = faithful, 0 = not); the row has columns {sorted(row)}.", path=str_path, row=row_number)
+        label = parse_label(row["label"], path=str_path, row=row_number)
+        name = row.get("dataset")
+        name = str(name).strip() if isinstance(name, str) and name.strip() else stem
+        rid = pair.id if pair.id is not None else f"{stem}-{row_number}"
+        if (name, rid) in seen:
+            # Real data has this (BEGIN ids hash source+claim, not the dialogue context). Refusing would make the
+            # set unusable; a deterministic suffix keeps every row addressable, and the rename is reported.
+            k = 2
+            while (name, f"{rid}#{k}") in seen:
+                k += 1
+            renamed.append({"dataset": name, "row": row_number, "original_id": rid, "id": f"{rid}#{k}", "first_row": seen[(name, rid)]})
+            rid = f"{rid}#{k}"
+        seen[(name, rid)] = row_number
+        grouped.setdefault(name, []).append(BenchExample(id=rid, pair=pair, label=label, row=row_number))
+    if not grouped:
+        raise InputError(f"{str_path!r} holds no rows; a benchmark dataset needs labelled rows.")
+    if renamed:
+        shown = ", ".join(f"row {r['row']} ({r['original_id']!r} -> {r['id']!r})" for r in renamed[:3])
+        warnings.warn(f"{str_path}: {len(renamed)} duplicate id(s) made unique with a '#k' suffix: {shown}.", stacklevel=2)
+    return [
+        BenchDataset(name=name, path=str_path, examples=tuple(examples), data_hash=_hash_examples(examples),
+                     renamed_ids=tuple(r for r in renamed if r["dataset"] == name))
+        for name, examples in grouped.items()
+    ]
+
+
+def load_datasets(*, specs: Sequence[str]) -> list[BenchDataset]:
+    """Resolve every spec, read each file once, and return the datasets in order.
+
+    Two different files that yield the same dataset name are an error (their
+    rows would be silently merged otherwise).
+    """
+    if not specs:
+        raise InputError("No data given; pass --data with a file, a folder or a group name (e.g. 'dev').")
+    files: list[Path] = []
+    for spec in specs:
+        for f in resolve_data_spec(spec):
+            if f.resolve() not in {g.resolve() for g in files}:
+                files.append(f)
+    out: list[BenchDataset] = []
+    origin: dict[str, str] = {}
+    for f in files:
+        for ds in load_dataset_file(path=f):
+            if ds.name in origin:
+                raise ConfigError(
+                    f"Dataset name {ds.name!r} comes from both {origin[ds.name]!r} and {ds.path!r}; "
+                    "give the rows distinct 'dataset' values or rename one file."
+                )
+            origin[ds.name] = ds.path
+            out.append(ds)
+    return out

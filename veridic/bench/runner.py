@@ -1,0 +1,415 @@
+"""Score datasets with scorers and compute the benchmark statistics.
+
+The runner receives scorers (it never loads models), scores every dataset
+once per scorer (through the cache), and computes per dataset and scorer:
+ROC AUC with a stratified percentile-bootstrap CI, PR AUC, and balanced
+accuracy / F1 at a threshold fitted on rows that are *not* the reported
+ones: a declared dev split (``threshold_datasets``) or, failing that, 2-fold
+cross-fitting within the dataset. Pairs of scorers named in ``compare`` get
+paired approximate-randomization tests per dataset and on the macro mean.
+
+>>> import tempfile, pathlib, json
+>>> from veridic.bench.datasets import load_datasets
+>>> from veridic.bench.scorers import build_scorer
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> rows = [{"id": str(i), "source": "the red fox jumps", "claim": c, "label": l}
+...         for i, (c, l) in enumerate([("red fox", 1), ("blue cat", 0)] * 4)]
+>>> _ = (d / "toy.jsonl").write_text("\\n".join(json.dumps(r) for r in rows))
+>>> res = run_benchmark(datasets=load_datasets(specs=[str(d)]), scorers=[build_scorer(name="overlap")], n_resamples=50)
+>>> res.result(dataset="toy", scorer="overlap").auc
+1.0
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from veridic.bench.cache import CacheEntry, ScoreCache, cache_key, veridic_version
+from veridic.bench.datasets import BenchDataset
+from veridic.bench.metrics import (
+    ARTest,
+    BootstrapCI,
+    approximate_randomization,
+    bootstrap_auc,
+    crossfit_predictions,
+    dataset_rng,
+    fit_threshold,
+    mean_approximate_randomization,
+    mean_ci,
+    pr_auc,
+    threshold_metrics,
+)
+from veridic.bench.scorers import ExternalScores, Scorer
+from veridic.errors import ConfigError, InputError, RegistryError, VeridicError, did_you_mean
+
+__all__ = [
+    "BenchResult",
+    "BenchSettings",
+    "Comparison",
+    "DatasetResult",
+    "MeanResult",
+    "ScoreRun",
+    "ThresholdFit",
+    "run_benchmark",
+    "score_dataset",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class BenchSettings:
+    """The statistical protocol of one run (recorded in the report)."""
+
+    n_resamples: int = 1000
+    seed: int = 0
+    confidence: float = 0.95
+    ar_trials: int = 10_000
+    threshold_from: tuple[str, ...] | None = None
+    cache_dir: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRun:
+    """Per-example scores of one scorer on one dataset, and where they came from.
+
+    ``timing`` is ``"measured"`` (scored in this run), ``"cache"`` (seconds
+    measured when the cache entry was written) or ``"external"`` (no timing).
+    """
+
+    scorer: str
+    dataset: str
+    ids: tuple[str, ...]
+    labels: np.ndarray
+    scores: np.ndarray
+    seconds_per_example: float | None
+    timing: Literal["measured", "cache", "external"]
+    cache_key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdFit:
+    """How the classification threshold of one scorer on one dataset was obtained.
+
+    ``kind="dev_split"``: ``threshold`` was fitted on ``fit_datasets`` (no
+    reported row) and applied to every reported row. ``kind="cross_fit"``:
+    rows of fold k were classified with ``fold_thresholds[1 - k]`` (fitted on
+    the other fold); ``threshold`` is then the mean of the two fold
+    thresholds, reported for reference only, not applied to any row.
+    """
+
+    kind: Literal["dev_split", "cross_fit"]
+    threshold: float
+    fit_datasets: tuple[str, ...]
+    fit_n: int
+    fold_thresholds: tuple[float, float] | None = None
+    rule: str = "maximise balanced accuracy of score >= threshold; midpoints between distinct scores; ties -> lowest"
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetResult:
+    """All metrics of one scorer on one dataset (AUC is of label 1 = faithful)."""
+
+    dataset: str
+    scorer: str
+    n: int
+    n_pos: int
+    auc: float
+    auc_ci: BootstrapCI
+    pr_auc: float
+    pr_auc_unfaithful: float
+    balanced_accuracy: float
+    f1_faithful: float
+    f1_unfaithful: float
+    threshold: ThresholdFit
+    predictions: np.ndarray
+    folds: np.ndarray | None
+    run: ScoreRun
+
+
+@dataclass(frozen=True, slots=True)
+class MeanResult:
+    """Macro means over datasets; the AUC CI is a joint bootstrap across datasets."""
+
+    scorer: str
+    datasets: tuple[str, ...]
+    auc: float
+    auc_ci_low: float
+    auc_ci_high: float
+    pr_auc: float
+    balanced_accuracy: float
+    seconds_per_example: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Paired AR test of AUC(a) - AUC(b) on one dataset (or ``"mean"``)."""
+
+    a: str
+    b: str
+    dataset: str
+    diff: float
+    diff_ci_low: float
+    diff_ci_high: float
+    p_value: float
+    trials: int
+
+
+@dataclass(slots=True)
+class BenchResult:
+    """Everything a report needs; look results up with :meth:`result`."""
+
+    settings: BenchSettings
+    datasets: list[BenchDataset]
+    scorers: dict[str, dict[str, Any]]
+    results: dict[tuple[str, str], DatasetResult]
+    means: dict[str, MeanResult]
+    comparisons: list[Comparison]
+    threshold_runs: dict[str, list[ScoreRun]] = field(default_factory=dict)
+    threshold_fits: dict[str, ThresholdFit] = field(default_factory=dict)
+
+    @property
+    def scorer_names(self) -> list[str]:
+        return list(self.scorers)
+
+    def result(self, *, dataset: str, scorer: str) -> DatasetResult:
+        try:
+            return self.results[(dataset, scorer)]
+        except KeyError:
+            raise RegistryError(
+                f"No result for dataset {dataset!r} and scorer {scorer!r}; datasets: "
+                f"{', '.join(d.name for d in self.datasets)}; scorers: {', '.join(self.scorers)}."
+            ) from None
+
+
+# ---------------------------------------------------------------------------
+
+
+def _describe(scorer: Scorer | ExternalScores) -> dict[str, Any]:
+    desc = dict(scorer.describe())
+    desc.setdefault("name", scorer.name)
+    return desc
+
+
+def score_dataset(
+    *,
+    scorer: Scorer | ExternalScores,
+    dataset: BenchDataset,
+    cache: ScoreCache | None = None,
+    progress: bool = False,
+) -> ScoreRun:
+    """Scores of ``scorer`` on every row of ``dataset``, from the cache when possible."""
+    labels = np.asarray(dataset.labels, dtype=int)
+    ids = tuple(dataset.ids)
+    if isinstance(scorer, ExternalScores):
+        scores = np.asarray(scorer.lookup(ids=ids, dataset=dataset.name), dtype=float)
+        return ScoreRun(scorer=scorer.name, dataset=dataset.name, ids=ids, labels=labels, scores=scores,
+                        seconds_per_example=None, timing="external", cache_key=None)
+    desc = _describe(scorer)
+    version = veridic_version()
+    key = cache_key(describe=desc, veridic_version=version, data_hash=dataset.data_hash)
+    if cache is not None:
+        entry = cache.get(key=key)
+        if entry is not None and all(i in entry.scores for i in ids):
+            scores = np.asarray([entry.scores[i]["score"] for i in ids], dtype=float)
+            if np.isfinite(scores).all():
+                return ScoreRun(scorer=scorer.name, dataset=dataset.name, ids=ids, labels=labels, scores=scores,
+                                seconds_per_example=entry.seconds_per_example, timing="cache", cache_key=key)
+    pairs = [ex.pair for ex in dataset.examples]
+    contexts = [p.context for p in pairs]
+    start = time.perf_counter()
+    verdicts = scorer.score(
+        sources=[p.source for p in pairs],
+        claims=[p.claim for p in pairs],
+        contexts=contexts if any(c is not None for c in contexts) else None,
+        progress=progress,
+    )
+    seconds = (time.perf_counter() - start) / max(len(pairs), 1)
+    if len(verdicts) != len(pairs):
+        raise VeridicError(
+            f"Scorer {scorer.name!r} returned {len(verdicts)} verdicts for the {len(pairs)} rows of dataset "
+            f"{dataset.name!r}; a scorer must return exactly one verdict per row."
+        )
+    scores = np.asarray([v.score for v in verdicts], dtype=float)
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if bad.size:
+        raise VeridicError(
+            f"Scorer {scorer.name!r} gave non-finite scores on dataset {dataset.name!r} (ids "
+            f"{', '.join(repr(ids[i]) for i in bad[:5])}); the benchmark does not drop rows silently. Fix the scorer."
+        )
+    if cache is not None:
+        records = {
+            i: {"score": float(v.score), "e": v.e, "n": v.n, "c": v.c, "uncertainty": v.uncertainty}
+            for i, v in zip(ids, verdicts)
+        }
+        cache.put(key=key, entry=CacheEntry(
+            scores=records,
+            seconds_per_example=seconds,
+            meta={"describe": desc, "veridic_version": version, "dataset": dataset.name, "data_hash": dataset.data_hash,
+                  "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+        ))
+    return ScoreRun(scorer=scorer.name, dataset=dataset.name, ids=ids, labels=labels, scores=scores,
+                    seconds_per_example=seconds, timing="measured", cache_key=key)
+
+
+def _check_inputs(
+    datasets: Sequence[BenchDataset],
+    scorers: Sequence[Scorer | ExternalScores],
+    threshold_datasets: Sequence[BenchDataset],
+    compare: Sequence[tuple[str, str]],
+) -> None:
+    if not datasets:
+        raise InputError("No datasets to benchmark; pass at least one with --data.")
+    if not scorers:
+        raise InputError("No scorers to benchmark; pass --scorer NAME or --scores FILE.")
+    names = [s.name for s in scorers]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ConfigError(f"Scorer names must be unique in one run; {', '.join(map(repr, dupes))} appear twice.")
+    for ds in list(datasets) + list(threshold_datasets):
+        if ds.n_pos in (0, ds.n):
+            raise InputError(
+                f"Dataset {ds.name!r} ({ds.path}) has {ds.n_pos} faithful and {ds.n - ds.n_pos} unfaithful rows; "
+                "AUC and threshold fitting need both classes."
+            )
+    # A threshold fitted on reported rows would flatter the scorer: refuse any overlap.
+    evaluated = {(ex.pair.source, ex.pair.claim): ds.name for ds in datasets for ex in ds.examples}
+    for ds in threshold_datasets:
+        shared = [evaluated[(ex.pair.source, ex.pair.claim)] for ex in ds.examples if (ex.pair.source, ex.pair.claim) in evaluated]
+        if shared:
+            raise ConfigError(
+                f"The threshold split {ds.name!r} shares {len(shared)} rows (same source and claim) with the evaluated "
+                f"dataset(s) {', '.join(sorted(set(shared)))}; thresholds must be fitted on rows that are not reported. "
+                "Pass a different --threshold-from, or leave it out to cross-fit within each dataset."
+            )
+    for a, b in compare:
+        for n in (a, b):
+            if n not in names:
+                raise RegistryError(f"--compare names {n!r}, which is not among this run's scorers ({', '.join(names)}).{did_you_mean(n, names)}")
+        if a == b:
+            raise ConfigError(f"--compare needs two different scorers; got {a!r} twice.")
+
+
+def run_benchmark(
+    *,
+    datasets: Sequence[BenchDataset],
+    scorers: Sequence[Scorer | ExternalScores],
+    threshold_datasets: Sequence[BenchDataset] | None = None,
+    threshold_from: Sequence[str] | None = None,
+    compare: Sequence[tuple[str, str]] = (),
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    ar_trials: int = 10_000,
+    cache: ScoreCache | None = None,
+    progress: bool = False,
+) -> BenchResult:
+    """Score every dataset with every scorer and compute the statistics.
+
+    ``threshold_datasets`` is the declared dev split for thresholds (its
+    spec strings go in ``threshold_from`` for the report); without it each
+    dataset is cross-fitted in two seeded, label-stratified folds.
+    """
+    threshold_datasets = list(threshold_datasets or [])
+    _check_inputs(datasets, scorers, threshold_datasets, compare)
+    settings = BenchSettings(
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+        ar_trials=ar_trials,
+        threshold_from=tuple(threshold_from) if threshold_from else (tuple(d.name for d in threshold_datasets) or None),
+        cache_dir=None if cache is None else str(cache.directory),
+    )
+    total = (len(datasets) + len(threshold_datasets)) * len(scorers)
+    bar = tqdm(total=total, desc="bench", unit="run", disable=not progress)
+    runs: dict[tuple[str, str], ScoreRun] = {}
+    threshold_runs: dict[str, list[ScoreRun]] = {}
+    try:
+        for scorer in scorers:
+            for ds in threshold_datasets:
+                bar.set_postfix_str(f"{scorer.name} on {ds.name} (threshold split)")
+                threshold_runs.setdefault(scorer.name, []).append(score_dataset(scorer=scorer, dataset=ds, cache=cache, progress=progress))
+                bar.update(1)
+            for ds in datasets:
+                bar.set_postfix_str(f"{scorer.name} on {ds.name}")
+                runs[(ds.name, scorer.name)] = score_dataset(scorer=scorer, dataset=ds, cache=cache, progress=progress)
+                bar.update(1)
+    finally:
+        bar.close()
+
+    threshold_fits: dict[str, ThresholdFit] = {}
+    for name, tr in threshold_runs.items():
+        y = np.concatenate([r.labels for r in tr])
+        s = np.concatenate([r.scores for r in tr])
+        threshold_fits[name] = ThresholdFit(kind="dev_split", threshold=fit_threshold(labels=y, scores=s),
+                                            fit_datasets=tuple(r.dataset for r in tr), fit_n=len(y))
+
+    results: dict[tuple[str, str], DatasetResult] = {}
+    for ds in datasets:
+        for scorer in scorers:
+            run = runs[(ds.name, scorer.name)]
+            y, s = run.labels, run.scores
+            ci = bootstrap_auc(labels=y, scores=s, n_resamples=n_resamples, seed=seed, confidence=confidence,
+                               rng=dataset_rng(seed=seed, name=ds.name))
+            if scorer.name in threshold_fits:
+                fit = threshold_fits[scorer.name]
+                preds = (s >= fit.threshold).astype(int)
+                folds = None
+            else:
+                cf = crossfit_predictions(labels=y, scores=s, rng=dataset_rng(seed=seed, name="crossfit:" + ds.name))
+                preds, folds = cf.predictions, cf.folds
+                fit = ThresholdFit(kind="cross_fit", threshold=float(np.mean(cf.fold_thresholds)), fit_datasets=(ds.name,),
+                                   fit_n=len(y), fold_thresholds=cf.fold_thresholds)
+            tm = threshold_metrics(labels=y, predictions=preds)
+            results[(ds.name, scorer.name)] = DatasetResult(
+                dataset=ds.name, scorer=scorer.name, n=len(y), n_pos=int(y.sum()), auc=ci.estimate, auc_ci=ci,
+                pr_auc=pr_auc(labels=y, scores=s, positive=1), pr_auc_unfaithful=pr_auc(labels=y, scores=s, positive=0),
+                balanced_accuracy=tm.balanced_accuracy, f1_faithful=tm.f1_faithful, f1_unfaithful=tm.f1_unfaithful,
+                threshold=fit, predictions=preds, folds=folds, run=run,
+            )
+
+    means: dict[str, MeanResult] = {}
+    for scorer in scorers:
+        rs = [results[(ds.name, scorer.name)] for ds in datasets]
+        est, lo, hi = mean_ci(distributions=[r.auc_ci.distribution for r in rs], estimates=[r.auc for r in rs], confidence=confidence)
+        timed = [(r.run.seconds_per_example, r.n) for r in rs if r.run.seconds_per_example is not None]
+        spe = sum(t * n for t, n in timed) / sum(n for _, n in timed) if timed else None
+        means[scorer.name] = MeanResult(scorer=scorer.name, datasets=tuple(r.dataset for r in rs), auc=est, auc_ci_low=lo,
+                                        auc_ci_high=hi, pr_auc=float(np.mean([r.pr_auc for r in rs])),
+                                        balanced_accuracy=float(np.mean([r.balanced_accuracy for r in rs])), seconds_per_example=spe)
+
+    comparisons: list[Comparison] = []
+    alpha = (1.0 - confidence) / 2.0
+    for a, b in compare:
+        tests: list[ARTest] = []
+        diffs: list[np.ndarray] = []
+        for ds in datasets:
+            ra, rb = results[(ds.name, a)], results[(ds.name, b)]
+            test = approximate_randomization(labels=ra.run.labels, scores_a=ra.run.scores, scores_b=rb.run.scores,
+                                             trials=ar_trials, seed=seed, rng=dataset_rng(seed=seed, name="ar:" + ds.name))
+            # Both scorers were bootstrapped with the same per-dataset resamples, so this difference is paired.
+            diff_dist = ra.auc_ci.distribution - rb.auc_ci.distribution
+            lo, hi = np.quantile(diff_dist, [alpha, 1.0 - alpha])
+            comparisons.append(Comparison(a=a, b=b, dataset=ds.name, diff=test.diff, diff_ci_low=float(lo), diff_ci_high=float(hi),
+                                          p_value=test.p_value, trials=test.trials))
+            tests.append(test)
+            diffs.append(diff_dist)
+        mean_test = mean_approximate_randomization(tests=tests)
+        lo, hi = np.quantile(np.mean(np.vstack(diffs), axis=0), [alpha, 1.0 - alpha])
+        comparisons.append(Comparison(a=a, b=b, dataset="mean", diff=mean_test.diff, diff_ci_low=float(lo), diff_ci_high=float(hi),
+                                      p_value=mean_test.p_value, trials=mean_test.trials))
+
+    return BenchResult(
+        settings=settings,
+        datasets=list(datasets),
+        scorers={s.name: _describe(s) for s in scorers},
+        results=results,
+        means=means,
+        comparisons=comparisons,
+        threshold_runs=threshold_runs,
+        threshold_fits=threshold_fits,
+    )
