@@ -35,16 +35,18 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--skip-naive", action="store_true")
+    ap.add_argument("--dtypes", default="auto", help="comma-separated torch dtypes to time (auto, float32, bfloat16)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     pairs = [record_to_pair(r) for r in read_records(args.data)][: args.n]
     srcs, clms = [p.source for p in pairs], [p.claim for p in pairs]
     results = []
 
-    for dtype in ("float32", "bfloat16"):
+    for dtype in args.dtypes.split(","):
         b = load_backend(args.model, dtype=dtype, batch_size=16)
         b.predict(srcs[:8], clms[:8])  # warm-up
         _, dt = _timed(lambda: b.predict(srcs, clms))
+        dtype = b.dtype  # what "auto" resolved to on this CPU
         results.append({"config": f"veridic torch {dtype}, raw pairs (truncated to {b.max_length})", "n": len(srcs), "seconds": round(dt, 2), "pairs_per_s": round(len(srcs) / dt, 2)})
         print(json.dumps(results[-1]), flush=True)
         sc = NLIScorer(backend=b, method="e-c")

@@ -64,7 +64,7 @@ class LabelMap:
             found[key] = idx
         if "e" not in found or ("n" not in found and "c" not in found):
             raise ConfigError(
-                f"Could not read NLI label names from the model config: id2label = {dict(sorted(names.items()))}. "
+                f"Could not read NLI label names from the model config: id2label = {dict(sorted((int(k), v) for k, v in id2label.items()))}. "
                 "Expected names such as 'entailment', 'neutral', 'contradiction' (or 'not_entailment' for 2-way models). "
                 "Fix the config's id2label or pass label_map={'entailment': i, 'neutral': j, 'contradiction': k}."
             )

@@ -1,0 +1,240 @@
+"""Training pipeline: config validation, data mixture, augmentation, loss, resumable runs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from veridic.errors import ConfigError, DataFormatError
+from veridic.train.augment import DEFAULT_PHRASES, augment_hypothesis, load_phrases
+from veridic.train.data import LABEL_IDS, NOT_ENTAILMENT, is_held_out, read_nli_file, select_rows
+from veridic.train.loop import config_from_dict, config_hash, load_config
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("VERIDIC_DATA", REPO.parent / "shared" / "data"))
+needs_data = pytest.mark.skipif(not DATA.exists(), reason=f"shared data not found at {DATA} (../shared/data)")
+
+
+def _write_set(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r) + "\n")
+
+
+def _toy_data(root: Path) -> Path:
+    rng = random.Random(0)
+    subjects = ["the cat", "a man", "the company", "paris", "the engineers"]
+    verbs = ["sat on the mat", "hired engineers", "was in france", "laid off staff"]
+    three, two = [], []
+    for i in range(60):
+        s, v = rng.choice(subjects), rng.choice(verbs)
+        lab = ["entailment", "neutral", "contradiction"][i % 3]
+        three.append({"premise": f"{s} {v} .", "hypothesis": f"{s} {rng.choice(verbs)}", "label": lab,
+                      "source": "toy3", "split": "dev"})
+        two.append({"premise": f"{s} {v} and more .", "hypothesis": f"{s} {v}",
+                    "label": ["entailment", "not_entailment"][i % 2], "source": "toy2", "split": "dev"})
+    _write_set(root / "nli" / "toy3.jsonl.gz", three)
+    _write_set(root / "nli" / "toy2.jsonl.gz", two)
+    return root
+
+
+def _toy_config(model_dir: Path, **optim) -> dict:
+    return {
+        "seed": 3,
+        "model": {"path": str(model_dir), "init": "pretrained", "max_length": 64},
+        "data": {"sets": {"toy3": {"tier": "A"}, "toy2": {"tier": "A", "weight": 0.5}},
+                 "held_out_fraction": 0.1, "eval_cap": 50, "checkpoint_eval_cap": 10},
+        "augment": {"phrases": None, "fraction": 0.3},
+        "optim": {"batch_size": 4, "lr": 1e-3, "warmup_ratio": 0.0, "max_steps": 3, **optim},
+        "runtime": {"progress": False, "precision": "fp32", "checkpoint_minutes": 1000, "log_every": 1},
+    }
+
+
+# ---------------------------------------------------------------- config
+def test_checked_in_config_loads():
+    cfg = load_config(REPO / "configs" / "nli-minilm.yaml")
+    assert cfg.model.max_length <= 256
+    assert cfg.data.sets["qnli"].weight <= 0.1
+    assert "unrelated" in cfg.data.sets["fnc1"].exclude["fnc_stance"]
+    assert all(spec.weight == 0 for spec in cfg.data.sets.values() if spec.tier == "C")
+    assert "bench" not in json.dumps(cfg.to_dict())
+
+
+def test_unknown_key_is_named_with_a_hint():
+    with pytest.raises(ConfigError, match=r"optim: unknown key 'lrr'.*Did you mean 'lr'"):
+        config_from_dict({"optim": {"lrr": 1e-5}})
+
+
+def test_bad_choice_and_bad_kind():
+    with pytest.raises(ConfigError, match="runtime.precision: expected one of"):
+        config_from_dict({"runtime": {"precision": "fp8"}})
+    with pytest.raises(ConfigError, match="unknown kind 'negaton'"):
+        config_from_dict({"synthetic": {"counts": {"negaton": 3}}})
+    with pytest.raises(ConfigError, match="expected a number"):
+        config_from_dict({"optim": {"lr": "fast"}})
+
+
+def test_config_hash_ignores_runtime():
+    a = config_from_dict({"runtime": {"max_minutes": 5}})
+    b = config_from_dict({"runtime": {"max_minutes": 50}})
+    c = config_from_dict({"optim": {"lr": 1e-4}})
+    assert config_hash(a) == config_hash(b) != config_hash(c)
+
+
+# ------------------------------------------------------------------ data
+def test_label_mapping_and_two_way(tmp_path):
+    _write_set(tmp_path / "x.jsonl.gz", [
+        {"premise": "p", "hypothesis": "h1", "label": "entailment"},
+        {"premise": "p", "hypothesis": "h2", "label": "neutral"},
+        {"premise": "p", "hypothesis": "h3", "label": "contradiction"},
+        {"premise": "p", "hypothesis": "h4", "label": "not_entailment"},
+    ])
+    assert [r["label_id"] for r in read_nli_file(tmp_path / "x.jsonl.gz")] == [0, 1, 2, NOT_ENTAILMENT]
+    assert [r["label_id"] for r in read_nli_file(tmp_path / "x.jsonl.gz", two_way=True)] == [0, 3, 3, 3]
+    assert LABEL_IDS["not_entailment"] == 3
+
+
+def test_bad_label_names_file_and_row(tmp_path):
+    _write_set(tmp_path / "bad.jsonl.gz", [{"premise": "p", "hypothesis": "h", "label": "entailment"},
+                                           {"premise": "p", "hypothesis": "h", "label": "maybe"}])
+    with pytest.raises(DataFormatError, match=r"bad.jsonl.gz, row 2: unknown label 'maybe'"):
+        read_nli_file(tmp_path / "bad.jsonl.gz")
+
+
+def test_held_out_is_deterministic_and_about_the_fraction():
+    flags = [is_held_out(f"premise {i}", f"hyp {i}", fraction=0.02) for i in range(20000)]
+    assert flags == [is_held_out(f"premise {i}", f"hyp {i}", fraction=0.02) for i in range(20000)]
+    assert 0.015 < sum(flags) / len(flags) < 0.025
+
+
+def test_select_rows_weight_and_cap():
+    rows = list(range(100))
+    assert len(select_rows(rows, weight=0.5, cap=None, rng=random.Random(0))) == 50
+    assert len(select_rows(rows, weight=1.0, cap=30, rng=random.Random(0))) == 30
+    two = select_rows(rows, weight=2.0, cap=None, rng=random.Random(0))
+    assert sorted(two) == sorted(rows * 2)
+
+
+def test_mixture_never_trains_on_held_out(tmp_path):
+    from veridic.train.data import build_real_examples
+
+    root = _toy_data(tmp_path / "data")
+    cfg = config_from_dict(_toy_config(tmp_path / "unused"))
+    train, held, stats = build_real_examples(cfg.data, cfg.augment, data_dir=root, seed=3)
+    held_keys = {(e.premise, e.hypothesis) for e in held}
+    assert held and not held_keys & {(e.premise, e.hypothesis) for e in train if not e.augmented}
+    assert stats["toy2"]["trained"] == round(0.5 * (60 - stats["toy2"]["held_out"]))
+    aug = [e for e in train if e.augmented]
+    assert len(aug) == round(0.3 * (len(train) - len(aug)))
+
+
+# ----------------------------------------------------------- augmentation
+def test_augmentation_format():
+    assert augment_hypothesis("The cat sat.", "I love that! ") == "I love that! the cat sat."
+    assert augment_hypothesis("Paris is big.", "yep. Also ") == "yep. Also paris is big."
+    assert len(DEFAULT_PHRASES) == 10
+
+
+@needs_data
+def test_shared_phrases_match_the_defaults():
+    assert load_phrases(DATA / "augment" / "phrases.json") == DEFAULT_PHRASES
+
+
+# ------------------------------------------------------------------- loss
+def test_two_way_loss_is_minus_log_of_non_entailment_mass():
+    import torch
+
+    from veridic.train.loop import nli_loss
+
+    logits = torch.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 0.3]])
+    p = torch.softmax(logits, -1)
+    got = nli_loss(logits, torch.tensor([3, 2]))
+    want = (-torch.log(p[0, 1] + p[0, 2]) - torch.log(p[1, 2])) / 2
+    assert torch.allclose(got, want, atol=1e-6)
+
+
+def test_make_batches_is_a_deterministic_permutation():
+    from veridic.train.loop import make_batches
+
+    lengths = [random.Random(i).randint(5, 50) for i in range(103)]
+    a = make_batches(lengths, batch_size=8, bucket_batches=4, seed=1)
+    assert a == make_batches(lengths, batch_size=8, bucket_batches=4, seed=1)
+    assert sorted(i for b in a for i in b) == list(range(103))
+    assert a != make_batches(lengths, batch_size=8, bucket_batches=4, seed=2)
+
+
+# --------------------------------------------------------- training runs
+@pytest.fixture()
+def toy_setup(tmp_path, tiny_nli_dir):
+    return _toy_data(tmp_path / "data"), tiny_nli_dir
+
+
+def _weights(final: Path):
+    from safetensors.torch import load_file
+
+    return load_file(str(final / "model.safetensors"))
+
+
+def test_three_step_run_exports_and_resume_matches(tmp_path, toy_setup):
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    from veridic.train.loop import Trainer
+
+    data_dir, model_dir = toy_setup
+    cfg = config_from_dict(_toy_config(model_dir))
+
+    # Uninterrupted run.
+    final_a = Trainer(config=cfg, output_dir=tmp_path / "a", data_dir=data_dir).train(resume=True)
+    summary = json.loads((tmp_path / "a" / "training_summary.json").read_text())
+    assert summary["steps"] == 3 and summary["stopped_by"] == "completed"
+    assert summary["config_hash"] == config_hash(cfg)
+    assert summary["held_out"]["n"] > 0 and summary["data"]["n_augmented"] > 0
+    model = AutoModelForSequenceClassification.from_pretrained(final_a)
+    assert model.config.id2label == {0: "entailment", 1: "neutral", 2: "contradiction"}
+    assert model.config.hidden_dropout_prob > 0  # MC dropout at inference needs it
+    log = [json.loads(x) for x in (tmp_path / "a" / "train_log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log if "loss" in r] == [1, 2, 3]
+
+    # Interrupted after 2 steps, then resumed from the checkpoint.
+    t = Trainer(config=cfg, output_dir=tmp_path / "b", data_dir=data_dir)
+    t.train(resume=True, stop_after_steps=2)
+    assert [p.name for p in (tmp_path / "b" / "checkpoints").iterdir()] == ["step-00000002"]
+    assert not (tmp_path / "b" / "final").exists()
+    final_b = Trainer(config=cfg, output_dir=tmp_path / "b", data_dir=data_dir).train(resume=True)
+    log_b = [json.loads(x) for x in (tmp_path / "b" / "train_log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log_b if "loss" in r] == [1, 2, 3]
+    wa, wb = _weights(final_a), _weights(final_b)
+    assert wa.keys() == wb.keys()
+    for k in wa:
+        assert torch.equal(wa[k], wb[k]), k
+
+
+def test_resume_with_a_different_config_is_refused(tmp_path, toy_setup):
+    from veridic.train.loop import Trainer
+
+    data_dir, model_dir = toy_setup
+    cfg = config_from_dict(_toy_config(model_dir))
+    Trainer(config=cfg, output_dir=tmp_path / "c", data_dir=data_dir).train(stop_after_steps=1)
+    other = config_from_dict(_toy_config(model_dir, lr=5e-4))
+    with pytest.raises(ConfigError, match="config hash"):
+        Trainer(config=other, output_dir=tmp_path / "c", data_dir=data_dir).train(resume=True)
+
+
+def test_train_nli_public_api_with_budget(tmp_path, toy_setup):
+    from veridic.train import train_nli
+
+    data_dir, model_dir = toy_setup
+    raw = _toy_config(model_dir)
+    raw["runtime"]["reserve_minutes"] = 0.0
+    cfg = config_from_dict(raw)
+    final = train_nli(config=cfg, output_dir=tmp_path / "d", data_dir=data_dir, max_minutes=0.0)
+    summary = json.loads((tmp_path / "d" / "training_summary.json").read_text())
+    assert final == tmp_path / "d" / "final" and (final / "model.safetensors").exists()
+    assert summary["stopped_by"] == "time_budget" and summary["steps"] == 0

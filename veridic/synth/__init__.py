@@ -1,0 +1,16 @@
+"""Rule-based synthetic faithfulness pairs (entailed / contradicted / unsupported).
+
+See :mod:`veridic.synth.perturb` for the kinds and :mod:`veridic.synth.sources`
+for the document loaders used by the training pipeline.
+"""
+
+from veridic.synth.perturb import (
+    KIND_LABELS,
+    KINDS,
+    Document,
+    SyntheticGenerator,
+    SyntheticPair,
+    compress_sentence,
+)
+
+__all__ = ["KIND_LABELS", "KINDS", "Document", "SyntheticGenerator", "SyntheticPair", "compress_sentence"]

