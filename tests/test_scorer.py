@@ -198,3 +198,18 @@ def test_mc_dropout_is_off_outside_mc(tiny_backend):
     q = tiny_backend.predict([SRC], ["Acme."])
     np.testing.assert_array_equal(p, q)
     assert not tiny_backend.model.training
+
+
+def test_cached_backend_shares_calls_and_returns_identical_results(tiny_backend):
+    from veridic.nli import CachedBackend
+
+    cb = CachedBackend(tiny_backend)
+    e = NLIScorer(backend=cb, method="e").score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    misses = cb.misses
+    ec = NLIScorer(backend=cb, method="e-c").score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    assert cb.misses == misses and cb.hits >= misses  # the second scorer made no new model call
+    direct = NLIScorer(backend=tiny_backend, method="e-c").score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    assert ec.score == direct.score and e.e == direct.e
+    mc1 = NLIScorer(backend=cb, method="e-c", mc_samples=4).score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    mc2 = NLIScorer(backend=tiny_backend, method="e-c", mc_samples=4).score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    assert mc1.score == mc2.score and mc1.uncertainty == mc2.uncertainty

@@ -38,7 +38,10 @@ def _load_backend(model: str | None, kind: str) -> Any:
         from veridic.nli import load_backend
     except ImportError as exc:
         raise ConfigError(f"Model scorers need veridic.nli.load_backend, which could not be imported ({exc}).") from None
-    return load_backend(model=model, kind=kind)
+    from veridic.nli import CachedBackend
+
+    # Scorers in one run share NLI calls on identical pairs (e and e-c, say).
+    return CachedBackend(load_backend(model=model, kind=kind))
 
 
 def _command(argv: dict[str, Any]) -> str:

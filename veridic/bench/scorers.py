@@ -147,6 +147,20 @@ for _name, (_summary, _options) in _NLI.items():
     register_scorer(_name, needs_backend=True, summary=_summary)(_nli_factory(seed=0, name=_name, **_options))
 
 
+
+def _hybrid_factory(**options: Any) -> Callable[[Any], Scorer]:
+    def factory(backend: Any) -> Scorer:
+        from veridic.nli.hybrid import HybridScorer
+
+        return HybridScorer(backend=backend, **options)
+
+    return factory
+
+
+register_scorer("hybrid", needs_backend=True, summary="NLI e-c (sentence-level) + lexical/entity signals, logistic weights shipped with the model")(_hybrid_factory())
+register_scorer("hybrid+mc", needs_backend=True, summary="hybrid with 15 Monte-Carlo dropout samples")(_hybrid_factory(mc_samples=15))
+
+
 # ---------------------------------------------------------------------------
 # lexical-overlap baseline
 

@@ -2,6 +2,7 @@
 
 from veridic.nli.aggregate import CLAIM_AGGREGATIONS, SOURCE_AGGREGATIONS
 from veridic.nli.backend import (
+    CachedBackend,
     EMBEDDED_MODEL_NAME,
     KNOWN_CHECKPOINTS,
     NLIBackend,
@@ -19,6 +20,7 @@ __all__ = [
     "NLIBackend",
     "TorchNLIBackend",
     "OnnxNLIBackend",
+    "CachedBackend",
     "load_backend",
     "resolve_model_path",
     "embedded_model_path",

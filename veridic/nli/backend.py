@@ -35,6 +35,7 @@ __all__ = [
     "NLIBackend",
     "TorchNLIBackend",
     "OnnxNLIBackend",
+    "CachedBackend",
     "load_backend",
     "resolve_model_path",
     "embedded_model_path",
@@ -530,3 +531,42 @@ def export_onnx(*, model: str | Path | None, out_dir: str | Path, quantize: bool
         if src.exists():
             shutil.copy(src, out / extra)
     return files
+
+
+class CachedBackend:
+    """Wrap a backend and remember its predictions per (premise, hypothesis, mc_samples, seed).
+
+    Scorers that share pairs (``e`` and ``e-c``, sentence-level and hybrid)
+    then share model calls, in the spirit of lm-evaluation-harness's
+    ``CachingLM``. Cached results are exactly the wrapped backend's, since
+    predictions are deterministic per pair (MC dropout is seeded per pair).
+
+    >>> cb = CachedBackend(backend)   # doctest: +SKIP
+    """
+
+    def __init__(self, backend: NLIBackend, *, max_items: int = 2_000_000):
+        self.inner = backend
+        self._memo: dict[tuple[str, str, int, int], np.ndarray] = {}
+        self.max_items = max_items
+        self.hits = 0
+        self.misses = 0
+
+    def __getattr__(self, name: str) -> Any:
+        # Everything but predict() is the wrapped backend's own.
+        return getattr(self.inner, name)
+
+    def predict(self, premises: Sequence[str], hypotheses: Sequence[str], *, mc_samples: int = 0, seed: int = 0, progress: bool = False) -> np.ndarray:
+        _validate_pairs(premises, hypotheses)
+        keys = [(p, h, mc_samples, seed if mc_samples else 0) for p, h in zip(premises, hypotheses)]
+        missing = list(dict.fromkeys(k for k in keys if k not in self._memo))
+        self.hits += len(keys) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            got = self.inner.predict([k[0] for k in missing], [k[1] for k in missing], mc_samples=mc_samples, seed=seed, progress=progress)
+            if len(self._memo) + len(missing) > self.max_items:
+                self._memo.clear()
+            for k, row in zip(missing, got):
+                self._memo[k] = row
+        if not keys:
+            return self.inner.predict([], [], mc_samples=mc_samples, seed=seed)
+        return np.stack([self._memo[k] for k in keys])

@@ -1,0 +1,164 @@
+"""A dev-validated combination of NLI verdicts with cheap lexical/entity signals.
+
+A small NLI model misses what word overlap catches (invented names and
+numbers) and word overlap misses what NLI catches (negations, swapped
+roles). :class:`HybridScorer` feeds both into a logistic regression with a
+handful of weights, fitted by :func:`fit_hybrid` on labelled benchmark rows
+and validated leave-one-dataset-out (``benchmarks/fit_hybrid.py``), so the
+reported AUC of each dataset comes from weights that never saw it.
+
+>>> from veridic.nli import load_backend                        # doctest: +SKIP
+>>> from veridic.nli.hybrid import HybridScorer
+>>> s = HybridScorer(backend=load_backend())                    # weights shipped with the model
+>>> s.score(sources=["Alice paid 30 dollars."], claims=["Alice paid 40 dollars."])[0].label
+'unsupported'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from veridic.errors import ConfigError, ModelLoadError
+from veridic.lexical import lexical_features
+from veridic.nli.backend import NLIBackend, resolve_model_path
+from veridic.nli.scorer import NLIScorer, Scorer
+from veridic.types import Verdict
+
+__all__ = ["HybridScorer", "HybridWeights", "NLI_FEATURES", "ALL_FEATURES", "features_from_verdict", "fit_hybrid"]
+
+NLI_FEATURES = ("ec_min", "ec_mean", "e_min", "c_max")
+ALL_FEATURES = NLI_FEATURES + ("overlap_unigram", "overlap_bigram", "novel_numbers", "novel_names")
+WEIGHTS_FILE = "hybrid.json"
+
+
+def features_from_verdict(v: Verdict, *, source: str, claim: str) -> dict[str, float]:
+    """Features of one pair from a sentence-level e−c verdict plus lexical signals."""
+    sent_ec = np.array([s.e - s.c for s in v.sentences]) if v.sentences else np.array([v.e - v.c])
+    sent_e = np.array([s.e for s in v.sentences]) if v.sentences else np.array([v.e])
+    sent_c = np.array([s.c for s in v.sentences]) if v.sentences else np.array([v.c])
+    f = {"ec_min": float(sent_ec.min()), "ec_mean": float(sent_ec.mean()), "e_min": float(sent_e.min()), "c_max": float(sent_c.max())}
+    f.update(lexical_features(source=source, claim=claim))
+    return f
+
+
+@dataclass(frozen=True)
+class HybridWeights:
+    """Standardise-then-logistic weights over named features."""
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = len(self.features)
+        if not (len(self.mean) == len(self.scale) == len(self.coef) == n):
+            raise ConfigError(f"Hybrid weights are inconsistent: {n} features but {len(self.mean)} means, {len(self.scale)} scales, {len(self.coef)} coefficients.")
+        unknown = set(self.features) - set(ALL_FEATURES)
+        if unknown:
+            raise ConfigError(f"Hybrid weights name unknown features {sorted(unknown)}; known: {list(ALL_FEATURES)}.")
+
+    def logit(self, x: np.ndarray) -> np.ndarray:
+        z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
+        return z @ np.asarray(self.coef) + self.intercept
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"features": list(self.features), "mean": list(self.mean), "scale": list(self.scale), "coef": list(self.coef), "intercept": self.intercept, "meta": self.meta}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> HybridWeights:
+        try:
+            return cls(tuple(d["features"]), tuple(d["mean"]), tuple(d["scale"]), tuple(d["coef"]), float(d["intercept"]), dict(d.get("meta", {})))
+        except KeyError as exc:
+            raise ConfigError(f"Hybrid weights lack the key {exc.args[0]!r}; expected features, mean, scale, coef, intercept.") from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> HybridWeights:
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+
+
+def fit_hybrid(*, features: np.ndarray, labels: np.ndarray, names: Sequence[str], C: float = 1.0, meta: dict[str, Any] | None = None) -> HybridWeights:
+    """Fit standardise + L2 logistic regression (balanced classes) on labelled feature rows."""
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.asarray(features, dtype=float)
+    y = np.asarray(labels, dtype=int)
+    if x.ndim != 2 or x.shape[1] != len(names) or len(y) != len(x):
+        raise ConfigError(f"features must be [n, {len(names)}] with n labels; got {x.shape} and {y.shape}.")
+    if np.isnan(x).any():
+        raise ConfigError("features contain NaN; fix the rows before fitting.")
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale == 0] = 1.0
+    lr = LogisticRegression(C=C, class_weight="balanced", max_iter=1000)
+    lr.fit((x - mean) / scale, y)
+    return HybridWeights(tuple(names), tuple(map(float, mean)), tuple(map(float, scale)), tuple(map(float, lr.coef_[0])), float(lr.intercept_[0]), meta or {})
+
+
+class HybridScorer(Scorer):
+    """NLI (sentence-level e−c) + lexical features → probability that the claim is faithful.
+
+    ``score`` is that probability (label ``supported`` at ≥ 0.5); ``e``, ``n``,
+    ``c``, ``sentences`` and evidence are the underlying NLI verdict's.
+    """
+
+    def __init__(
+        self,
+        *,
+        backend: NLIBackend,
+        weights: HybridWeights | str | Path | None = None,
+        mc_samples: int = 0,
+        seed: int = 0,
+        name: str = "hybrid",
+        **nli_options: Any,
+    ):
+        self.backend = backend
+        self.weights = self._resolve_weights(weights, backend)
+        self.nli = NLIScorer(backend=backend, method="e-c", mc_samples=mc_samples, granularity="sentence", claim_aggregation="min", seed=seed, **nli_options)
+        self.name = name + ("+mc" if mc_samples else "")
+
+    @staticmethod
+    def _resolve_weights(weights: HybridWeights | str | Path | None, backend: NLIBackend) -> HybridWeights:
+        if isinstance(weights, HybridWeights):
+            return weights
+        if weights is not None:
+            return HybridWeights.load(weights)
+        # Default: the weights fitted for this model, stored beside its config.
+        model = getattr(backend, "model_id", None)
+        try:
+            path, _ = resolve_model_path(None if model is None or str(model).startswith("veridic-nli") else model)
+        except ModelLoadError:
+            path = None
+        f = Path(str(path)) / WEIGHTS_FILE if path is not None else None
+        if f is None or not f.exists():
+            raise ConfigError(
+                f"No hybrid weights for model {model!r} (looked for {f}). Fit them with benchmarks/fit_hybrid.py and pass weights=PATH."
+            )
+        return HybridWeights.load(f)
+
+    def describe(self) -> dict[str, Any]:
+        d = self.nli.describe()
+        d.update({"scorer": "hybrid", "name": self.name, "hybrid_features": list(self.weights.features), "hybrid_meta": self.weights.meta})
+        return d
+
+    def score(self, *, sources: Sequence[str], claims: Sequence[str], contexts: Sequence[Any] | None = None, progress: bool = False) -> list[Verdict]:
+        verdicts = self.nli.score(sources=sources, claims=claims, contexts=contexts, progress=progress)
+        out = []
+        for v, s, c in zip(verdicts, sources, claims):
+            f = features_from_verdict(v, source=s, claim=c)
+            x = np.array([f[k] for k in self.weights.features])
+            p = float(1.0 / (1.0 + np.exp(-self.weights.logit(x))))
+            label = "abstain" if v.label == "abstain" else ("supported" if p >= 0.5 else "unsupported")
+            out.append(Verdict(score=p, label=label, e=v.e, n=v.n, c=v.c, uncertainty=v.uncertainty, method=self.name, model=v.model, sentences=v.sentences, evidence=v.evidence))
+        return out
