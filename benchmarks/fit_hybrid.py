@@ -28,7 +28,10 @@ def compute_features(*, model: str | None, specs: list[str], out: Path, batch: i
     path = out / "features.jsonl"
     if path.exists():
         return [json.loads(line) for line in path.open()]
-    backend = CachedBackend(load_backend(model))
+    from veridic.bench.cache import default_cache_dir
+
+    # The same on-disk prediction cache as `veridic bench`, so the bench run that follows reuses this pass.
+    backend = CachedBackend(load_backend(model), path=default_cache_dir().parent / "nli-predictions.sqlite")
     scorer = NLIScorer(backend=backend, method="e-c", granularity="sentence", claim_aggregation="min")
     rows = []
     for ds in load_datasets(specs=specs):

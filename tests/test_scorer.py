@@ -213,3 +213,18 @@ def test_cached_backend_shares_calls_and_returns_identical_results(tiny_backend)
     mc1 = NLIScorer(backend=cb, method="e-c", mc_samples=4).score(sources=[SRC], claims=["Acme makes rockets."])[0]
     mc2 = NLIScorer(backend=tiny_backend, method="e-c", mc_samples=4).score(sources=[SRC], claims=["Acme makes rockets."])[0]
     assert mc1.score == mc2.score and mc1.uncertainty == mc2.uncertainty
+
+
+def test_disk_cache_survives_a_new_wrapper(tiny_backend, tmp_path):
+    from veridic.nli import CachedBackend
+
+    db = tmp_path / "nli.sqlite"
+    first = CachedBackend(tiny_backend, path=db)
+    a = first.predict([SRC, "x y"], ["Acme.", "z"])
+    second = CachedBackend(tiny_backend, path=db)
+    b = second.predict([SRC, "x y"], ["Acme.", "z"])
+    np.testing.assert_array_equal(a, b)
+    assert second.misses == 0 and second.hits == 2
+    m1 = first.predict([SRC], ["Acme."], mc_samples=3, seed=1)
+    m2 = CachedBackend(tiny_backend, path=db).predict([SRC], ["Acme."], mc_samples=3, seed=1)
+    np.testing.assert_array_equal(m1, m2)

@@ -33,15 +33,16 @@ def _split(values: list[str] | None) -> list[str]:
     return out
 
 
-def _load_backend(model: str | None, kind: str) -> Any:
+def _load_backend(model: str | None, kind: str, cache_path: Path | None = None) -> Any:
     try:
         from veridic.nli import load_backend
     except ImportError as exc:
         raise ConfigError(f"Model scorers need veridic.nli.load_backend, which could not be imported ({exc}).") from None
     from veridic.nli import CachedBackend
 
-    # Scorers in one run share NLI calls on identical pairs (e and e-c, say).
-    return CachedBackend(load_backend(model=model, kind=kind))
+    # Scorers share NLI calls on identical pairs (e and e-c, say), within a run
+    # and, through the on-disk prediction cache, across runs.
+    return CachedBackend(load_backend(model=model, kind=kind), path=cache_path)
 
 
 def _command(argv: dict[str, Any]) -> str:
@@ -98,9 +99,11 @@ def bench(
         clash = sorted({e.name for e in external} & set(names))
         if clash:
             raise ConfigError(f"Score-file column(s) {', '.join(map(repr, clash))} share a name with --scorer; rename the column.")
-        model_backend = _load_backend(model, backend) if any(s.needs_backend for s in specs) else None
+        cache_root = cache_dir or default_cache_dir()
+        nli_cache = None if no_cache else cache_root.parent / "nli-predictions.sqlite"
+        model_backend = _load_backend(model, backend, nli_cache) if any(s.needs_backend for s in specs) else None
         scorers = [build_scorer(name=n, backend=model_backend) for n in names] + external
-        cache = None if no_cache else ScoreCache(directory=cache_dir or default_cache_dir())
+        cache = None if no_cache else ScoreCache(directory=cache_root)
         result = run_benchmark(
             datasets=datasets,
             scorers=scorers,

@@ -538,27 +538,50 @@ class CachedBackend:
 
     Scorers that share pairs (``e`` and ``e-c``, sentence-level and hybrid)
     then share model calls, in the spirit of lm-evaluation-harness's
-    ``CachingLM``. Cached results are exactly the wrapped backend's, since
-    predictions are deterministic per pair (MC dropout is seeded per pair).
+    ``CachingLM``. With ``path`` the cache also lives on disk (SQLite, keyed
+    by the model's id and revision too), so a later run reuses it. Cached
+    results are exactly the wrapped backend's, since predictions are
+    deterministic per pair (MC dropout is seeded per pair).
 
-    >>> cb = CachedBackend(backend)   # doctest: +SKIP
+    >>> cb = CachedBackend(backend, path="~/.cache/veridic/nli.sqlite")   # doctest: +SKIP
     """
 
-    def __init__(self, backend: NLIBackend, *, max_items: int = 2_000_000):
+    def __init__(self, backend: NLIBackend, *, path: str | Path | None = None, max_items: int = 2_000_000):
         self.inner = backend
         self._memo: dict[tuple[str, str, int, int], np.ndarray] = {}
         self.max_items = max_items
         self.hits = 0
         self.misses = 0
+        self._db = None
+        if path is not None:
+            import sqlite3
+
+            p = Path(path).expanduser()
+            p.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(p), check_same_thread=False)
+            self._db.execute("CREATE TABLE IF NOT EXISTS preds (key TEXT PRIMARY KEY, probs BLOB NOT NULL)")
+            self._model_key = json.dumps([backend.model_id, backend.revision, backend.describe().get("dtype"), backend.max_length])
 
     def __getattr__(self, name: str) -> Any:
         # Everything but predict() is the wrapped backend's own.
         return getattr(self.inner, name)
 
+    def _db_key(self, k: tuple[str, str, int, int]) -> str:
+        return hashlib.sha256(json.dumps([self._model_key, *k]).encode("utf-8", "surrogatepass")).hexdigest()
+
     def predict(self, premises: Sequence[str], hypotheses: Sequence[str], *, mc_samples: int = 0, seed: int = 0, progress: bool = False) -> np.ndarray:
         _validate_pairs(premises, hypotheses)
         keys = [(p, h, mc_samples, seed if mc_samples else 0) for p, h in zip(premises, hypotheses)]
         missing = list(dict.fromkeys(k for k in keys if k not in self._memo))
+        if missing and self._db is not None:
+            found = []
+            for k in missing:
+                row = self._db.execute("SELECT probs FROM preds WHERE key = ?", (self._db_key(k),)).fetchone()
+                if row is not None:
+                    shape = (mc_samples, 3) if mc_samples else (3,)
+                    self._memo[k] = np.frombuffer(row[0], dtype=np.float64).reshape(shape)
+                    found.append(k)
+            missing = [k for k in missing if k not in self._memo]
         self.hits += len(keys) - len(missing)
         self.misses += len(missing)
         if missing:
@@ -567,6 +590,12 @@ class CachedBackend:
                 self._memo.clear()
             for k, row in zip(missing, got):
                 self._memo[k] = row
+            if self._db is not None:
+                with self._db:
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO preds (key, probs) VALUES (?, ?)",
+                        [(self._db_key(k), np.ascontiguousarray(r, dtype=np.float64).tobytes()) for k, r in zip(missing, got)],
+                    )
         if not keys:
             return self.inner.predict([], [], mc_samples=mc_samples, seed=seed)
         return np.stack([self._memo[k] for k in keys])
