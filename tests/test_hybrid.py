@@ -66,3 +66,24 @@ def test_hybrid_scorer_ranks_an_invented_number_below_a_supported_claim():
 def test_hybrid_without_weights_says_how_to_get_them():
     with pytest.raises(ConfigError, match="fit_hybrid"):
         HybridScorer(backend=WordBackend())
+
+
+def test_hybrid_weights_found_beside_the_model_from_cli_and_api(tiny_nli_dir, tmp_path):
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    import veridic
+    from veridic.cli import app
+
+    model = tmp_path / "m"
+    shutil.copytree(tiny_nli_dir, model)
+    w, _, _ = _weights()
+    w.save(model / "hybrid.json")
+    r = CliRunner().invoke(app, ["score", "--model", str(model), "--method", "hybrid", "--source", "Bob joined in 2005.", "--claim", "Bob joined in 2009.", "--json"])
+    assert r.exit_code == 0, r.output
+    v = json.loads(r.output)
+    assert 0.0 <= v["score"] <= 1.0 and v["method"] == "hybrid"
+    api = veridic.score(sources=["Bob joined in 2005."], claims=["Bob joined in 2009."], model=model, method="hybrid")[0]
+    assert api.score == v["score"]

@@ -31,7 +31,7 @@ def score(
     sources: Sequence[str],
     claims: Sequence[str],
     contexts: Sequence[str | Sequence[str] | None] | None = None,
-    method: Literal["e", "e-c"] = "e-c",
+    method: Literal["e", "e-c", "hybrid"] = "e-c",
     mc_samples: int = 0,
     granularity: Literal["sentence", "document"] = "sentence",
     claim_aggregation: str = "min",
@@ -43,8 +43,11 @@ def score(
 ) -> list[Verdict]:
     """Score each claim against its source with an NLI model.
 
-    ``model`` None uses the embedded default; a directory, an installed
-    package name or a hub id also work. Extra keyword options go to
+    ``method``: ``e`` (entailment probability), ``e-c`` (entailment minus
+    contradiction) or ``hybrid`` (e−c combined with lexical/entity signals by
+    weights shipped with the model; the score is a probability of being
+    faithful). ``model`` None uses the embedded default; a directory, an
+    installed package name or a hub id also work. Extra keyword options go to
     :class:`veridic.nli.NLIScorer`.
 
     >>> vs = score(sources=["Paris is in France."], claims=["Paris is in Spain."])  # doctest: +SKIP
@@ -53,6 +56,11 @@ def score(
     """
     from veridic.nli import NLIScorer
 
+    if method == "hybrid":
+        from veridic.nli.hybrid import HybridScorer
+
+        hybrid = HybridScorer(backend=_backend(model, backend), mc_samples=mc_samples, seed=seed, **scorer_options)
+        return hybrid.score(sources=sources, claims=claims, contexts=contexts, progress=progress)
     scorer = NLIScorer(
         backend=_backend(model, backend),
         method=method,

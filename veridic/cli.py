@@ -56,7 +56,7 @@ if typer is not None:
         context: Optional[str] = typer.Option(None, "--context", help="Dialogue history the claim responds to (optional)."),
         input: Optional[Path] = typer.Option(None, "--input", "-i", help="Pairs file (.jsonl/.csv/.tsv/.parquet) in the benchmark schema."),
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write scored rows (format from the suffix)."),
-        method: str = typer.Option("e-c", help="'e' (entailment prob.) or 'e-c' (entailment minus contradiction)."),
+        method: str = typer.Option("e-c", help="'e' (entailment prob.), 'e-c' (entailment minus contradiction) or 'hybrid' (e-c + lexical/entity signals)."),
         mc_samples: int = typer.Option(0, "--mc-samples", help="Monte-Carlo dropout samples (paper 004 uses 15; 0 = off)."),
         granularity: str = typer.Option("sentence", help="'sentence' (claim sentences vs source windows) or 'document' (whole claim vs chunks)."),
         aggregation: str = typer.Option("min", help="How claim sentences are pooled: min, mean or softmin."),
@@ -78,7 +78,12 @@ if typer is not None:
                 raise VeridicError("--input needs --output FILE for the scored rows.")
             kwargs: dict[str, Any] = {"batch_size": batch_size}
             b = load_backend(model, kind=backend, **kwargs)
-            scorer = NLIScorer(backend=b, method=method, mc_samples=mc_samples, granularity=granularity, claim_aggregation=aggregation, seed=seed)  # type: ignore[arg-type]
+            if method == "hybrid":
+                from veridic.nli.hybrid import HybridScorer
+
+                scorer = HybridScorer(backend=b, mc_samples=mc_samples, seed=seed)
+            else:
+                scorer = NLIScorer(backend=b, method=method, mc_samples=mc_samples, granularity=granularity, claim_aggregation=aggregation, seed=seed)  # type: ignore[arg-type]
             if input is None:
                 src, clm = _text_or_file(source), _text_or_file(claim)  # type: ignore[arg-type]
                 verdict = scorer.score(sources=[src], claims=[clm], contexts=[context])[0]

@@ -136,6 +136,8 @@ class HybridScorer(Scorer):
             return HybridWeights.load(weights)
         # Default: the weights fitted for this model, stored beside its config.
         model = getattr(backend, "model_id", None)
+        if model is not None:
+            model = str(model).split("#")[0]  # the ONNX backend appends "#file.onnx"
         try:
             path, _ = resolve_model_path(None if model is None or str(model).startswith("veridic-nli") else model)
         except ModelLoadError:

