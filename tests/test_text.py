@@ -79,3 +79,10 @@ def test_sentence_windows():
     assert [w.text for w in sentence_windows(text, sentences=sents, size=3, stride=2)] == ["Ann ran. Bob sat. Cid ate.", "Bob sat. Cid ate. Dan slept."]
     with pytest.raises(ConfigError):
         sentence_windows(text, sentences=sents, size=0)
+
+
+def test_tokenised_lower_case_text_is_split_at_spaced_stops():
+    text = "tom ballard plans to climb k2 . alison hargreaves , 32 , died in 1995 . now her son , 26 , plans to go ."
+    sents = split_sentences(text)
+    assert [s.text for s in sents] == ["tom ballard plans to climb k2 .", "alison hargreaves , 32 , died in 1995 .", "now her son , 26 , plans to go ."]
+    assert [s.text for s in split_sentences("Mr. Smith paid $3.5 million. He left.")] == ["Mr. Smith paid $3.5 million.", "He left."]

@@ -99,6 +99,27 @@ def _spacy(text: str) -> list[Span]:
     return spans
 
 
+# Tokenised corpora (CNN/DM, PTB style) write " . " with a space before the
+# stop and lower-case the next word, which rule-based splitters read as one
+# sentence. A space before a stop never occurs in an abbreviation, so a
+# stop preceded by whitespace always ends a sentence.
+_TOKENISED_STOP = re.compile(r"(?<=\s[.!?])\s+(?=\S)")
+
+
+def _split_tokenised(text: str, spans: list[Span]) -> list[Span]:
+    out: list[Span] = []
+    for s in spans:
+        start = s.start
+        for m in _TOKENISED_STOP.finditer(s.text):
+            end = s.start + m.start()
+            if text[start:end].strip():
+                out.append(Span(start=start, end=end, text=text[start:end]))
+            start = s.start + m.end()
+        if text[start : s.end].strip():
+            out.append(Span(start=start, end=s.end, text=text[start : s.end]))
+    return out
+
+
 SPLITTERS: dict[str, Callable[[str], list[Span]]] = {"blingfire": _blingfire, "pysbd": _pysbd, "spacy": _spacy}
 
 
@@ -116,6 +137,6 @@ def split_sentences(text: str, *, splitter: str = "blingfire") -> list[Span]:
         block = m.group(0)
         if not block.strip():
             continue
-        for s in fn(block):
+        for s in _split_tokenised(block, fn(block)):
             spans.append(Span(start=m.start() + s.start, end=m.start() + s.end, text=s.text))
     return spans
