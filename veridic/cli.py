@@ -146,7 +146,13 @@ if typer is not None:
         out.print(f"final model: {final}")
 
     def _mount_optional() -> None:
-        # Commands owned by other subpackages; each module is imported lazily.
+        # Commands owned by other subpackages; a missing optional extra hides them.
+        for module, name in (("veridic.detect.cli", "detect"), ("veridic.retrieve.cli", "index")):
+            try:
+                sub = __import__(module, fromlist=["app"]).app
+            except ImportError:
+                continue
+            app.add_typer(sub, name=name)
         try:
             from veridic.bench.cli import bench
         except ImportError:

