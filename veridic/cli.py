@@ -147,7 +147,7 @@ if typer is not None:
 
     def _mount_optional() -> None:
         # Commands owned by other subpackages; a missing optional extra hides them.
-        for module, name in (("veridic.detect.cli", "detect"), ("veridic.retrieve.cli", "index")):
+        for module, name in (("veridic.detect.cli", "detect"), ("veridic.retrieve.cli", "index"), ("veridic.ablation.cli", "ablation")):
             try:
                 sub = __import__(module, fromlist=["app"]).app
             except ImportError:
