@@ -32,6 +32,7 @@ def compute_features(*, model: str | None, specs: list[str], out: Path, batch: i
 
     # The same on-disk prediction cache as `veridic bench`, so the bench run that follows reuses this pass.
     backend = CachedBackend(load_backend(model), path=default_cache_dir().parent / "nli-predictions.sqlite")
+    # Pooling does not matter here: the features read the per-sentence verdicts.
     scorer = NLIScorer(backend=backend, method="e-c", granularity="sentence", claim_aggregation="min")
     rows = []
     for ds in load_datasets(specs=specs):

@@ -29,5 +29,5 @@ def test_score_is_keyword_only():
 
 def test_api_score_with_a_local_model(tiny_nli_dir):
     vs = \
-        veridic.score(sources=["A cat sat."], claims=["A cat sat."], model=tiny_nli_dir)
+        veridic.score(sources=["A cat sat."], claims=["A cat sat."], model=tiny_nli_dir, method="e-c")
     assert len(vs) == 1 and isinstance(vs[0], veridic.Verdict)

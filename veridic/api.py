@@ -31,10 +31,10 @@ def score(
     sources: Sequence[str],
     claims: Sequence[str],
     contexts: Sequence[str | Sequence[str] | None] | None = None,
-    method: Literal["e", "e-c", "hybrid"] = "e-c",
+    method: Literal["e", "e-c", "hybrid"] = "hybrid",
     mc_samples: int = 0,
     granularity: Literal["sentence", "document"] = "sentence",
-    claim_aggregation: str = "min",
+    claim_aggregation: str = "mean",
     model: str | Path | None = None,
     backend: Literal["torch", "onnx"] = "torch",
     seed: int = 0,
@@ -59,7 +59,7 @@ def score(
     if method == "hybrid":
         from veridic.nli.hybrid import HybridScorer
 
-        hybrid = HybridScorer(backend=_backend(model, backend), mc_samples=mc_samples, seed=seed, **scorer_options)
+        hybrid = HybridScorer(backend=_backend(model, backend), mc_samples=mc_samples, seed=seed, claim_aggregation=claim_aggregation, **scorer_options)
         return hybrid.score(sources=sources, claims=claims, contexts=contexts, progress=progress)
     scorer = NLIScorer(
         backend=_backend(model, backend),

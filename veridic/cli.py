@@ -56,10 +56,10 @@ if typer is not None:
         context: Optional[str] = typer.Option(None, "--context", help="Dialogue history the claim responds to (optional)."),
         input: Optional[Path] = typer.Option(None, "--input", "-i", help="Pairs file (.jsonl/.csv/.tsv/.parquet) in the benchmark schema."),
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write scored rows (format from the suffix)."),
-        method: str = typer.Option("e-c", help="'e' (entailment prob.), 'e-c' (entailment minus contradiction) or 'hybrid' (e-c + lexical/entity signals)."),
+        method: str = typer.Option("hybrid", help="'e' (entailment prob.), 'e-c' (entailment minus contradiction) or 'hybrid' (e-c + lexical/entity signals)."),
         mc_samples: int = typer.Option(0, "--mc-samples", help="Monte-Carlo dropout samples (paper 004 uses 15; 0 = off)."),
         granularity: str = typer.Option("sentence", help="'sentence' (claim sentences vs source windows) or 'document' (whole claim vs chunks)."),
-        aggregation: str = typer.Option("min", help="How claim sentences are pooled: min, mean or softmin."),
+        aggregation: str = typer.Option("mean", help="How claim sentences are pooled: mean, min or softmin."),
         model: Optional[str] = typer.Option(None, "--model", "-m", help="Model directory, installed package or hub id (default: embedded)."),
         backend: str = typer.Option("torch", help="'torch' or 'onnx'."),
         batch_size: int = typer.Option(32, "--batch-size"),
@@ -81,7 +81,7 @@ if typer is not None:
             if method == "hybrid":
                 from veridic.nli.hybrid import HybridScorer
 
-                scorer = HybridScorer(backend=b, mc_samples=mc_samples, seed=seed)
+                scorer = HybridScorer(backend=b, mc_samples=mc_samples, seed=seed, claim_aggregation=aggregation)
             else:
                 scorer = NLIScorer(backend=b, method=method, mc_samples=mc_samples, granularity=granularity, claim_aggregation=aggregation, seed=seed)  # type: ignore[arg-type]
             if input is None:

