@@ -8,7 +8,7 @@ mkdir -p "$OUT"
 MODEL_DIR=veridic/models/veridic-nli-minilm-l6
 # 1. one sentence-level NLI pass over dev (cached on disk) -> features, leave-one-dataset-out table,
 #    per-example LODO scores, and the shipped hybrid weights (fitted on all dev rows)
-.venv/bin/python benchmarks/fit_hybrid.py --data dev --out "$OUT/hybrid" --weights-out "$MODEL_DIR/hybrid.json" | tee "$OUT/hybrid.log"
+.venv/bin/python benchmarks/fit_hybrid.py --data dev --out "$OUT/hybrid" --features ec_mean,overlap_bigram --weights-out "$MODEL_DIR/hybrid.json" | tee "$OUT/hybrid.log"
 # 2. the dev table: e and e-c reuse the cached predictions; hybrid enters through its honest LODO scores
 .venv/bin/veridic bench --data dev --scorer e --scorer e-c --scorer overlap --scorer overlap-bigram \
   --scores "$OUT/hybrid/hybrid_lodo.csv" --compare hybrid_lodo e-c --out "$OUT/bench-main" --no-progress | tee "$OUT/bench-main.log"
