@@ -46,6 +46,7 @@ from typing import Any
 from veridic.detect.result import HallucinationSpan
 from veridic.detect.taxonomy import ERROR_TYPES, LABEL_MAPS
 from veridic.errors import DataFormatError, InputError
+from veridic.io import iter_jsonl
 from veridic.text import split_sentences
 
 __all__ = [
@@ -226,12 +227,10 @@ def run_typed_benchmark(*, detector: Any, examples: Sequence[TypedExample], prog
 def load_wice_spans(path: str | Path) -> list[dict[str, Any]]:
     """WiCE non-supported-token rows (claim, claim_tokens, non_supported_spans, evidence sentences)."""
     rows = []
-    with open(path, encoding="utf-8") as fh:
-        for i, line in enumerate(fh, 1):
-            r = json.loads(line)
-            if len(r.get("claim_tokens", [])) != len(r.get("non_supported_spans", [None])):
-                raise DataFormatError("claim_tokens and non_supported_spans differ in length", path=str(path), row=i)
-            rows.append(r)
+    for i, r in iter_jsonl(path):
+        if len(r.get("claim_tokens", [])) != len(r.get("non_supported_spans", [None])):
+            raise DataFormatError("claim_tokens and non_supported_spans differ in length", path=str(path), row=i)
+        rows.append(r)
     return rows
 
 

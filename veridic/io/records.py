@@ -19,7 +19,7 @@ from typing import Any
 from veridic.errors import DataFormatError, InputError, MissingDependencyError
 from veridic.types import Pair, normalise_context
 
-__all__ = ["read_records", "write_records", "record_to_pair", "SUPPORTED_SUFFIXES"]
+__all__ = ["read_records", "iter_jsonl", "write_records", "record_to_pair", "SUPPORTED_SUFFIXES"]
 
 SUPPORTED_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
 
@@ -46,7 +46,7 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
     if not path.exists():
         raise InputError(f"Input file {str(path)!r} does not exist.")
     if fmt == "jsonl":
-        yield from _read_jsonl(path)
+        yield from (obj for _, obj in iter_jsonl(path))
     elif fmt == "json":
         yield from _read_json_array(path)
     elif fmt in ("csv", "tsv"):
@@ -63,7 +63,13 @@ def _open_text(path: Path):
     return open(path, encoding="utf-8", errors="strict", newline="")
 
 
-def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a .jsonl / .jsonl.gz file.
+
+    Line numbers count blank lines too, so callers' own row checks can name
+    the same line a text editor shows.
+    """
+    path = Path(path)
     with open(path, "rb") as raw:
         opener = raw
         if path.name.endswith(".gz"):
@@ -83,7 +89,7 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                 raise DataFormatError(f"invalid JSON ({exc.msg} at column {exc.colno}).", path=str(path), row=i) from None
             if not isinstance(obj, dict):
                 raise DataFormatError(f"expected a JSON object per line, got {type(obj).__name__}.", path=str(path), row=i)
-            yield obj
+            yield i, obj
 
 
 def _read_json_array(path: Path) -> Iterator[dict[str, Any]]:

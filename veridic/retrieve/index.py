@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from veridic.errors import ConfigError, DataFormatError, InputError, MissingDependencyError, ModelLoadError
+from veridic.io import iter_jsonl
 
 __all__ = [
     "Document",
@@ -151,19 +152,12 @@ def read_corpus(path: str | Path) -> list[Document]:
         return [Document(doc_id=str(f.relative_to(p)), text=f.read_text(encoding="utf-8"), title=f.stem.replace("_", " ")) for f in files]
     if p.is_file() and p.suffix.lower() == ".jsonl":
         docs = []
-        with open(p, encoding="utf-8") as fh:
-            for i, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataFormatError(f"not valid JSON ({exc.msg})", path=str(p), row=i) from None
-                did = row.get("id", row.get("doc_id"))
-                text = row.get("text")
-                if did is None or not isinstance(text, str):
-                    raise DataFormatError("expected an 'id' (or 'doc_id') and a string 'text'", path=str(p), row=i)
-                docs.append(Document(doc_id=str(did), text=text, title=row.get("title")))
+        for i, row in iter_jsonl(p):
+            did = row.get("id", row.get("doc_id"))
+            text = row.get("text")
+            if did is None or not isinstance(text, str):
+                raise DataFormatError("expected an 'id' (or 'doc_id') and a string 'text'", path=str(p), row=i)
+            docs.append(Document(doc_id=str(did), text=text, title=row.get("title")))
         return docs
     raise InputError(f"Corpus {str(p)!r} is neither a folder of .txt/.md files nor a .jsonl file.")
 

@@ -14,15 +14,14 @@
 
 from __future__ import annotations
 
-import gzip
 import io
-import json
 import random
 import re
 import zipfile
 from pathlib import Path
 
 from veridic.errors import DataFormatError, InputError
+from veridic.io import iter_jsonl
 from veridic.synth.perturb import Document, SyntheticPair
 
 __all__ = ["pomo_documents", "nli_premise_documents", "pomo_modifier_pairs", "split_document"]
@@ -123,20 +122,18 @@ def nli_premise_documents(path: str | Path, *, min_sentences: int = 4, max_sente
         raise InputError(f"NLI file for synthetic documents not found: {path}")
     seen: set[str] = set()
     docs: list[Document] = []
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        for i, line in enumerate(fh, 1):
-            row = json.loads(line)
-            prem = row.get("premise")
-            if not isinstance(prem, str):
-                raise DataFormatError("row has no string 'premise'", path=str(path), row=i)
-            key = prem.strip()[:500]
-            if key in seen:
-                continue
-            seen.add(key)
-            sents = split_document(prem)
-            if len(sents) < min_sentences:
-                continue
-            docs.append(Document(doc_id=f"{path.name.split('.')[0]}:{i}", sentences=sents[:max_sentences]))
-            if max_docs is not None and len(docs) >= max_docs:
-                break
+    for i, row in iter_jsonl(path):
+        prem = row.get("premise")
+        if not isinstance(prem, str):
+            raise DataFormatError("row has no string 'premise'", path=str(path), row=i)
+        key = prem.strip()[:500]
+        if key in seen:
+            continue
+        seen.add(key)
+        sents = split_document(prem)
+        if len(sents) < min_sentences:
+            continue
+        docs.append(Document(doc_id=f"{path.name.split('.')[0]}:{i}", sentences=sents[:max_sentences]))
+        if max_docs is not None and len(docs) >= max_docs:
+            break
     return docs

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from veridic.errors import DataFormatError, InputError
+from veridic.io import iter_jsonl
 
 __all__ = [
     "LABELS",
@@ -87,29 +88,21 @@ def read_nli_file(path: str | Path, *, two_way: bool = False) -> list[dict[str, 
     path = Path(path)
     if not path.exists():
         raise InputError(f"NLI data file not found: {path}")
-    opener = gzip.open if path.suffix == ".gz" else open
     rows: list[dict[str, Any]] = []
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for i, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataFormatError(f"invalid JSON ({exc.msg})", path=str(path), row=i) from exc
-            for key in ("premise", "hypothesis", "label"):
-                if not isinstance(row.get(key), str) or not row[key].strip():
-                    raise DataFormatError(f"field {key!r} must be a non-empty string, got {row.get(key)!r}",
-                                          path=str(path), row=i)
-            label = row["label"]
-            if label not in LABEL_IDS:
-                raise DataFormatError(f"unknown label {label!r}; expected one of {sorted(LABEL_IDS)}",
+    for i, row in iter_jsonl(path):
+        for key in ("premise", "hypothesis", "label"):
+            if not isinstance(row.get(key), str) or not row[key].strip():
+                raise DataFormatError(f"field {key!r} must be a non-empty string, got {row.get(key)!r}",
                                       path=str(path), row=i)
-            lid = LABEL_IDS[label]
-            if two_way and lid in (1, 2):
-                lid = NOT_ENTAILMENT
-            row["label_id"] = lid
-            rows.append(row)
+        label = row["label"]
+        if label not in LABEL_IDS:
+            raise DataFormatError(f"unknown label {label!r}; expected one of {sorted(LABEL_IDS)}",
+                                  path=str(path), row=i)
+        lid = LABEL_IDS[label]
+        if two_way and lid in (1, 2):
+            lid = NOT_ENTAILMENT
+        row["label_id"] = lid
+        rows.append(row)
     return rows
 
 
