@@ -2,8 +2,8 @@
 
 >>> from veridic.train import load_config, train_nli
 >>> cfg = load_config("configs/nli-minilm.yaml")                              # doctest: +SKIP
->>> train_nli(config=cfg, output_dir="/work/runs/nli-v1", max_minutes=95)     # doctest: +SKIP
-PosixPath('/work/runs/nli-v1/final')
+>>> train_nli(config=cfg, output_dir="runs/nli-v1", max_minutes=95)     # doctest: +SKIP
+PosixPath('runs/nli-v1/final')
 
 From a shell (re-running the same line resumes from the newest checkpoint)::
 
