@@ -1,0 +1,186 @@
+"""``veridic ais``: init | import | serve | export | report | annotator | auto.
+
+A thin shell over :mod:`veridic.ais`; the main CLI mounts it as ``veridic ais``.
+The database is a SQLAlchemy URL or a file path (``--db``, default
+``ais.sqlite`` in the current folder, or ``$VERIDIC_AIS_DB``)::
+
+    veridic ais init --db ais.sqlite
+    veridic ais import items.jsonl --project demo --db ais.sqlite
+    veridic ais annotator add alice --db ais.sqlite --password-stdin
+    veridic ais serve --db ais.sqlite --port 8000
+    veridic ais report --ratings ../shared/data/ais/ann_cnn_dm.csv --json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from veridic.errors import VeridicError
+
+__all__ = ["app"]
+
+app = typer.Typer(help="AIS human evaluation (paper 003): annotation app, agreement statistics, AutoAIS.", no_args_is_help=True)
+annotator_app = typer.Typer(help="Manage annotators.", no_args_is_help=True)
+app.add_typer(annotator_app, name="annotator")
+
+DbOpt = Annotated[Optional[str], typer.Option("--db", help="SQLAlchemy URL or SQLite file (default: $VERIDIC_AIS_DB or ais.sqlite).")]
+
+
+def _fail(exc: Exception) -> None:
+    sys.stderr.write(f"error: {exc}\n")
+    raise typer.Exit(code=2)
+
+
+def _db(db: str | None) -> str:
+    return db or os.environ.get("VERIDIC_AIS_DB") or "ais.sqlite"
+
+
+@app.command("report")
+def report_cmd(
+    ratings: Annotated[Optional[Path], typer.Option("--ratings", help="Released AIS ratings (ann_*.csv).")] = None,
+    db: DbOpt = None,
+    project: Annotated[Optional[str], typer.Option("--project", help="Project in --db to report on.")] = None,
+    sampled: Annotated[Optional[int], typer.Option("--sampled", help="Items drawn per system; missing ones count as not interpretable (QReCC release: 200).")] = None,
+    n_resamples: Annotated[int, typer.Option("--n-resamples", help="Permutations per significance test.")] = 10_000,
+    seed: int = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Int / AIS / Flag per system, agreement (F1, PA, alpha, kappa), significance; vs the paper for released ratings."""
+    from veridic.ais.released import read_released, released_dataset_name
+    from veridic.ais.report import build_report, format_report
+
+    try:
+        if (ratings is None) == (project is None):
+            raise VeridicError("Give either --ratings FILE (released ann_*.csv) or --project NAME (with --db).")
+        if ratings is not None:
+            rows = read_released(ratings)
+            rep = build_report([r.votes for r in rows], dataset=released_dataset_name(ratings), pair_key={r.votes.item: r.example for r in rows},
+                               sampled=sampled, n_resamples=n_resamples, seed=seed, source=str(ratings))
+        else:
+            from veridic.ais.store import Store
+
+            store = Store(_db(db))
+            rep = store.report(project=project, sampled=sampled, n_resamples=n_resamples, seed=seed)
+    except VeridicError as exc:
+        _fail(exc)
+    typer.echo(json.dumps(rep, indent=2) if as_json else format_report(rep))
+
+
+@app.command("init")
+def init_cmd(db: DbOpt = None) -> None:
+    """Create or upgrade the database (alembic upgrade head)."""
+    from veridic.ais.store import upgrade
+
+    try:
+        rev = upgrade(_db(db))
+    except VeridicError as exc:
+        _fail(exc)
+    typer.echo(f"database {_db(db)} at revision {rev}")
+
+
+@app.command("import")
+def import_cmd(
+    path: Annotated[Path, typer.Argument(help="Items (.jsonl/.csv) or released ratings (ann_*.csv with --released).")],
+    project: Annotated[str, typer.Option("--project", help="Project name (created if new).")],
+    db: DbOpt = None,
+    task: Annotated[str, typer.Option("--task", help="Task template: qa (conversational QA), summarization or table.")] = "summarization",
+    k: Annotated[int, typer.Option("--k", help="Annotators per item.")] = 5,
+    released: Annotated[bool, typer.Option("--released", help="Import released AIS ratings: items plus their consensus and vote counts.")] = False,
+) -> None:
+    """Import items (JSONL/CSV: output, source, context, system, id) into a project."""
+    from veridic.ais.store import Store
+
+    try:
+        store = Store(_db(db))
+        n = store.import_released(path, project=project, task=task) if released else store.import_items(path, project=project, task=task, k=k)
+    except VeridicError as exc:
+        _fail(exc)
+    typer.echo(f"imported {n} items into project {project!r}")
+
+
+@app.command("export")
+def export_cmd(
+    project: Annotated[str, typer.Option("--project")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output file (.jsonl or .csv).")],
+    what: Annotated[str, typer.Option("--what", help="'judgments' or 'consensus'.")] = "judgments",
+    db: DbOpt = None,
+) -> None:
+    """Export judgments or per-item consensus to CSV/JSONL."""
+    from veridic.ais.store import Store
+
+    try:
+        n = Store(_db(db)).export(project=project, path=out, what=what)
+    except VeridicError as exc:
+        _fail(exc)
+    typer.echo(f"wrote {n} rows to {out}")
+
+
+@annotator_app.command("add")
+def annotator_add(
+    name: str,
+    db: DbOpt = None,
+    admin: Annotated[bool, typer.Option("--admin", help="Give admin rights (create annotators, see progress).")] = False,
+    password_stdin: Annotated[bool, typer.Option("--password-stdin", help="Read the password from stdin instead of prompting.")] = False,
+) -> None:
+    """Create an annotator (the password is stored hashed)."""
+    from veridic.ais.store import Store
+
+    password = sys.stdin.readline().rstrip("\n") if password_stdin else typer.prompt("password", hide_input=True, confirmation_prompt=True)
+    try:
+        Store(_db(db)).add_annotator(name, password=password, admin=admin)
+    except VeridicError as exc:
+        _fail(exc)
+    typer.echo(f"annotator {name!r} created" + (" (admin)" if admin else ""))
+
+
+@app.command("serve")
+def serve_cmd(
+    db: DbOpt = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    secret: Annotated[Optional[str], typer.Option("--secret", help="Session signing key (default: $VERIDIC_AIS_SECRET or a random one per start).")] = None,
+) -> None:
+    """Run the annotation web app (uvicorn)."""
+    try:
+        import uvicorn
+    except ImportError:
+        _fail(VeridicError("veridic ais serve needs uvicorn: pip install 'veridic[ais]'"))
+    from veridic.ais.web import create_app
+
+    try:
+        web = create_app(db=_db(db), secret=secret or os.environ.get("VERIDIC_AIS_SECRET"))
+    except VeridicError as exc:
+        _fail(exc)
+    uvicorn.run(web, host=host, port=port, log_level="warning")
+
+
+@app.command("auto")
+def auto_cmd(
+    project: Annotated[str, typer.Option("--project")],
+    db: DbOpt = None,
+    threshold: Annotated[Optional[float], typer.Option("--threshold", help="Score above which AutoAIS says attributable (default: the scorer's).")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="NLI model (default: the embedded one).")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """AutoAIS: veridic's NLI scorer as a stage-2 rater; agreement with the human consensus."""
+    from veridic.ais.auto import AutoAIS
+    from veridic.ais.store import Store
+    from veridic.nli import load_backend
+
+    try:
+        store = Store(_db(db))
+        rater = AutoAIS(backend=load_backend(model), threshold=threshold)
+        rep = store.auto_report(project=project, rater=rater)
+    except VeridicError as exc:
+        _fail(exc)
+    typer.echo(json.dumps(rep, indent=2) if as_json else json.dumps(rep["agreement"], indent=2))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()
