@@ -5,6 +5,7 @@ runnable as ``python -m veridic.detect.cli``.
 
     veridic detect --evidence SOURCE.txt --passage "Messi was born on June 12, 1987." --tagged
     veridic detect --index DIR --passage answer.txt --json
+    veridic detect --source SOURCE.txt --claim "..." --format html --output report.html
     veridic detect bench synthetic --per-kind 60 --out synth.json
     veridic detect bench wice --split dev --out wice.json
 """
@@ -63,7 +64,7 @@ if typer is not None:
     @app.callback()
     def detect_cmd(
         ctx: typer.Context,
-        passage: Optional[str] = typer.Option(None, "--passage", "-p", help="Text to check, or a path to a UTF-8 file."),
+        passage: Optional[str] = typer.Option(None, "--passage", "--claim", "-p", help="Text to check, or a path to a UTF-8 file."),
         evidence: Optional[str] = typer.Option(None, "--evidence", "--source", "-e", help="Evidence text, or a path to a UTF-8 file."),
         index: Optional[str] = typer.Option(None, "--index", help="Evidence index folder (veridic index build), used without --evidence."),
         query: Optional[str] = typer.Option(None, "--query", help="Retrieval query (default: the passage)."),
@@ -73,10 +74,15 @@ if typer is not None:
         backend: str = typer.Option("torch", help="'torch' or 'onnx'."),
         as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
         tagged: bool = typer.Option(False, "--tagged", help="Print the FAVA tagged passage only."),
+        fmt: str = typer.Option("text", "--format", "-f", help="text | json | fava (tagged passage) | html (a self-contained page)."),
+        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of standard output."),
     ) -> None:
         """Detect hallucinations in a passage against evidence (or an index)."""
         if ctx.invoked_subcommand is not None:
             return
+        fmt = "json" if as_json else "fava" if tagged else fmt
+        if fmt not in ("text", "json", "fava", "html"):
+            _fail(VeridicError(f"--format must be one of text, json, fava, html; got {fmt!r}."))
         try:
             if passage is None:
                 raise VeridicError("Give --passage TEXT|FILE, and --evidence TEXT|FILE or --index DIR.")
@@ -87,17 +93,26 @@ if typer is not None:
         except VeridicError as exc:
             _fail(exc)
             return
-        if as_json:
-            sys.stdout.write(json.dumps({**res.to_dict(), "detector": det.describe()}, indent=2, ensure_ascii=False) + "\n")
-        elif tagged:
-            sys.stdout.write(res.tagged + "\n")
+        if fmt == "json":
+            text = json.dumps({**res.to_dict(), "detector": det.describe()}, indent=2, ensure_ascii=False) + "\n"
+        elif fmt == "fava":
+            text = res.tagged + "\n"
+        elif fmt == "html":
+            from veridic.detect.html import render_html
+
+            text = render_html(result=res)
         else:
+            lines = []
             for s in res.spans:
                 fix = f" -> {s.suggestion!r}" if s.suggestion is not None else (" (delete)" if s.type not in ("entity", "relation") else "")
-                sys.stdout.write(f"[{s.start}:{s.end}] {s.type:<13} {s.confidence:.2f} {s.text!r}{fix}\n")
+                lines.append(f"[{s.start}:{s.end}] {s.type:<13} {s.confidence:.2f} {s.text!r}{fix}\n")
             if not res.spans:
-                sys.stdout.write("no hallucination found\n")
-            sys.stdout.write("\nedited: " + res.edited + "\n")
+                lines.append("no hallucination found\n")
+            text = "".join(lines) + "\nedited: " + res.edited + "\n"
+        if output is not None:
+            output.write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
 
     @bench_app.command("synthetic")
     def bench_synthetic(
