@@ -61,3 +61,24 @@ def test_renders_in_headless_chromium(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.count('class="hl t-') == 2
     assert 'role="tooltip"' in out.stdout and "June 24, 1987" in out.stdout
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (apt-get install chromium)")
+def test_hover_shows_the_tooltip(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    page_file = tmp_path / "r.html"
+    page_file.write_text(render_html(result=_result()), encoding="utf-8")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        try:
+            page = browser.new_page()
+            page.goto(page_file.as_uri())
+            assert not page.is_visible("#span-0 .tip")
+            page.hover("#span-0")
+            assert page.is_visible("#span-0 .tip")
+            tip = page.inner_text("#span-0 .tip")
+        finally:
+            browser.close()
+    assert "ENTITY" in tip and "→ 24" in tip and "June 24, 1987" in tip
