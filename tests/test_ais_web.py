@@ -37,7 +37,7 @@ def client(store, name=None):
     c = TestClient(create_app(store=store, secret="s" * 32, n_resamples=200), follow_redirects=False)
     if name:
         r = c.post("/login", data={"name": name, "password": f"pw-{name}"})
-        assert r.status_code == 303, r.text
+        assert r.status_code == 303 and r.headers["location"] == "/", r.text
     return c
 
 

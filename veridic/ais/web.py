@@ -104,7 +104,7 @@ def create_app(*, db: str | None = None, store: Store | None = None, secret: str
             return page(request, "login.html", status=401, user=None, error="Wrong name or password.")
         request.session.clear()
         request.session["uid"] = uid
-        return RedirectResponse("/next", status_code=303)
+        return RedirectResponse("/", status_code=303)
 
     @app.post("/logout")
     def logout(request: Request, u: dict = Depends(user)):
