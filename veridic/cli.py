@@ -160,6 +160,10 @@ if typer is not None:
             pass
         else:
             app.command("bench")(bench)
+        # `serve` imports only typer at mount time; without the 'service' extra it says what to install.
+        from veridic.service.cli import serve
+
+        app.command("serve")(serve)
 
     _mount_optional()
 else:  # pragma: no cover

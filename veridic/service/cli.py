@@ -1,0 +1,62 @@
+"""``veridic serve``: load the models once, then serve them over HTTP with uvicorn.
+
+    veridic serve --port 8000 --batch-ms 5 --max-batch 32
+    VERIDIC_API_KEY=secret veridic serve --host 0.0.0.0 --detect
+
+Mounted in the main CLI as the ``serve`` command.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from veridic.errors import MissingDependencyError, VeridicError
+
+__all__ = ["serve"]
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 exposes the service to the network: set --api-key)."),
+    port: int = typer.Option(8000, help="TCP port."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model directory, installed package or hub id (default: embedded)."),
+    backend: str = typer.Option("torch", help="'torch' or 'onnx'."),
+    method: str = typer.Option("hybrid", help="'hybrid', 'e-c' or 'e'."),
+    batch_size: int = typer.Option(32, "--batch-size", help="Model batch size inside one scorer call."),
+    batch_ms: float = typer.Option(5.0, "--batch-ms", help="Micro-batching: collect concurrent requests for up to this many ms (0 = off)."),
+    max_batch: int = typer.Option(32, "--max-batch", help="Micro-batching: at most this many pairs per model call."),
+    max_pairs: int = typer.Option(64, "--max-pairs", help="Pairs allowed in one request (413 past it)."),
+    max_text_chars: int = typer.Option(20_000, "--max-text-chars", help="Characters allowed in one source/claim/context (413 past it)."),
+    max_body_bytes: int = typer.Option(1 << 20, "--max-body-bytes", help="Request body size limit in bytes (413 past it)."),
+    max_queue_pairs: int = typer.Option(2048, "--max-queue-pairs", help="Pairs allowed to wait for the model (503 past it)."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Seconds one request may wait for its result (408 past it)."),
+    api_key: Optional[str] = typer.Option(None, "--api-key", envvar="VERIDIC_API_KEY", help="Require this key (X-API-Key or Authorization: Bearer) on /v1/* except /v1/health."),
+    detect: bool = typer.Option(False, "--detect/--no-detect", help="Also load the hallucination detector for /v1/detect (needs the 'detect' extra)."),
+    log_level: str = typer.Option("info", "--log-level", help="debug, info, warning or error."),
+) -> None:
+    """Serve /v1/score, /v1/detect, /v1/health, /v1/models and /metrics over HTTP (models load once, at start-up)."""
+    try:
+        import uvicorn
+
+        from veridic.service import ServiceSettings, build_scorer, create_app
+        from veridic.service.logs import configure_json_logging
+    except ImportError as exc:
+        sys.stderr.write(f"error: {MissingDependencyError(exc.name or 'fastapi', extra='service', purpose='veridic serve')}\n")
+        raise typer.Exit(code=2) from None
+    try:
+        settings = ServiceSettings(batch_ms=batch_ms, max_batch=max_batch, max_pairs=max_pairs, max_text_chars=max_text_chars,
+                                   max_body_bytes=max_body_bytes, max_queue_pairs=max_queue_pairs, timeout_s=timeout, api_key=api_key)
+        configure_json_logging(log_level)
+        scorer = build_scorer(model=model, backend=backend, method=method, batch_size=batch_size)
+        detector = None
+        if detect:
+            from veridic.detect.cli import build_detector
+
+            detector = build_detector(model=model, backend=backend, batch_size=batch_size)
+        app = create_app(scorer=scorer, detector=detector, settings=settings)
+    except (VeridicError, OSError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        raise typer.Exit(code=2) from None
+    uvicorn.run(app, host=host, port=port, log_config=None, access_log=False, workers=1)
