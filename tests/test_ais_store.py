@@ -1,0 +1,139 @@
+"""AIS storage: alembic init via the CLI, item import, exports, released import, AutoAIS, PostgreSQL."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import uuid
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sqlalchemy")
+from typer.testing import CliRunner  # noqa: E402
+
+from conftest import DATA  # noqa: E402
+from veridic.ais.auto import AutoAIS  # noqa: E402
+from veridic.ais.cli import app  # noqa: E402
+from veridic.ais.store import Store, StageError  # noqa: E402
+from veridic.errors import ConfigError, DataFormatError  # noqa: E402
+from veridic.nli.labels import LabelMap  # noqa: E402
+
+runner = CliRunner()
+
+
+class FakeNLI:
+    """Entailment = share of output words found in the source."""
+
+    model_id, revision, max_length, supports_mc = "fake-overlap", None, 512, False
+    label_map = LabelMap.from_id2label({0: "entailment", 1: "neutral", 2: "contradiction"})
+
+    def predict(self, premises, hypotheses, **kw):
+        e = [len(set(h.lower().split()) & set(p.lower().split())) / max(len(set(h.split())), 1) for p, h in zip(premises, hypotheses)]
+        return np.array([[x, 0.0, 1.0 - x] for x in e])
+
+    def count_tokens(self, text):
+        return len(text.split())
+
+    def token_offsets(self, text):
+        return []
+
+    def describe(self):
+        return {"model": self.model_id}
+
+
+def _fill(store: Store, project: str) -> None:
+    a = [store.add_annotator(f"{project}-r{i}", password="pw") for i in range(3)]
+    for ann in a:
+        while (v := store.next_assignment(ann, project=project)) is not None:
+            store.record(item_id=v.id, annotator_id=ann, stage="int", answer=True)
+            store.record(item_id=v.id, annotator_id=ann, stage="ais", answer=v.ext_id != "bad")
+
+
+def _exercise(store: Store, project: str) -> None:
+    store.create_project(project, task="summarization", k=3)
+    store.add_items(project, [{"id": "good", "system": "A", "output": "the cat sat", "source": "the cat sat on the mat"},
+                              {"id": "bad", "system": "B", "output": "dogs fly home", "source": "the cat sat on the mat"}])
+    _fill(store, project)
+    rep = store.report(project=project, n_resamples=100)
+    systems = {s["system"]: s for s in rep["systems"]}
+    assert systems["A"]["ais_pct"] == 100.0 and systems["B"]["ais_pct"] == 0.0
+    assert rep["agreement"]["ais"]["alpha"] == 1.0 and rep["progress"]["assignments_done"] == 6
+    auto = store.auto_report(project=project, rater=AutoAIS(backend=FakeNLI(), method="e", threshold=0.5, granularity="document"))
+    assert auto["decisions"] == {"good": True, "bad": False} and auto["agreement"]["f1"] == 1.0
+
+
+def test_cli_init_import_export_and_report(tmp_path):
+    db = tmp_path / "study.sqlite"
+    assert runner.invoke(app, ["init", "--db", str(db)]).exit_code == 0
+    items = tmp_path / "items.jsonl"
+    items.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "x1", "system": "A", "output": "Answer one.", "context": ["Q?"], "source": "Doc one."},
+        {"id": "x2", "system": "B", "output": "Answer two.", "context": "[\"Q?\", \"more\"]", "source": "Doc two."}]) + "\n")
+    r = runner.invoke(app, ["import", str(items), "--project", "p", "--task", "qa", "--db", str(db), "--k", "2"])
+    assert r.exit_code == 0 and "imported 2 items" in r.output, r.output
+    store = Store(db)
+    _fill(store, "p")
+    for what, suffix in (("judgments", ".csv"), ("consensus", ".jsonl")):
+        out = tmp_path / f"{what}{suffix}"
+        r = runner.invoke(app, ["export", "--project", "p", "--out", str(out), "--what", what, "--db", str(db)])
+        assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader((tmp_path / "judgments.csv").open()))
+    assert len(rows) == 8 and {r["stage"] for r in rows} == {"int", "ais"}
+    cons = [json.loads(line) for line in (tmp_path / "consensus.jsonl").read_text().splitlines()]
+    assert [(c["item"], c["interpretable"], c["attributable"]) for c in cons] == [("x1", True, True), ("x2", True, True)]
+    r = runner.invoke(app, ["report", "--project", "p", "--db", str(db), "--json", "--n-resamples", "50"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["progress"]["assignments_done"] == 4
+
+
+def test_store_errors_say_what_to_do(tmp_path):
+    with pytest.raises(ConfigError, match="veridic ais init"):
+        Store(tmp_path / "empty.sqlite")
+    s = Store(tmp_path / "s.sqlite", init=True)
+    with pytest.raises(ConfigError, match="Unknown task 'poetry'"):
+        s.create_project("x", task="poetry")
+    s.create_project("t", task="table")
+    with pytest.raises(DataFormatError, match="row 1.*needs 'table'"):
+        s.add_items("t", [{"output": "A sentence."}])
+    with pytest.raises(StageError, match="not assigned"):
+        s.record(item_id=1, annotator_id=1, stage="int", answer=True)
+
+
+def test_sqlite_round_trip_and_autoais(tmp_path):
+    _exercise(Store(tmp_path / "rt.sqlite", init=True), "rt")
+
+
+def test_released_import_gives_the_same_report(tmp_path):
+    path = DATA / "ais" / "ann_cnn_dm.csv"
+    if not path.is_file():
+        pytest.skip(f"released AIS ratings not found at {path}")
+    s = Store(tmp_path / "rel.sqlite", init=True)
+    assert s.import_released(path, project="cnn", task="summarization") == 798
+    rep = s.report(project="cnn", n_resamples=200)
+    assert {x["system"]: round(x["ais_pct"], 1) for x in rep["systems"]}["matchsum"] == 99.4
+    assert rep["agreement"]["int"]["alpha"] == pytest.approx(0.463, abs=0.001)
+
+
+def _pg_url() -> str | None:
+    url = os.environ.get("VERIDIC_TEST_PG_URL")
+    if url:
+        return url
+    try:
+        import psycopg
+
+        with psycopg.connect("postgresql://veridic:veridic@127.0.0.1:5432/veridic_test", connect_timeout=2):
+            return "postgresql://veridic:veridic@127.0.0.1:5432/veridic_test"
+    except Exception:  # noqa: BLE001 - any failure means "no server here"
+        return None
+
+
+def test_postgresql_round_trip():
+    url = _pg_url()
+    if url is None:
+        pytest.skip("no PostgreSQL server: set VERIDIC_TEST_PG_URL (.ci/run starts one from Debian's postgresql package)")
+    s = Store(url, init=True)
+    try:
+        _exercise(s, "pg-" + uuid.uuid4().hex[:8])
+    finally:
+        s.close()
