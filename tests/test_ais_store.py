@@ -137,3 +137,13 @@ def test_postgresql_round_trip():
         _exercise(s, "pg-" + uuid.uuid4().hex[:8])
     finally:
         s.close()
+
+
+@pytest.mark.slow
+def test_autoais_with_the_embedded_model():
+    from veridic.nli import load_backend
+
+    rater = AutoAIS(backend=load_backend())
+    got = rater.judge(sources=["The council approved the new budget on Monday after a long debate."] * 2,
+                      outputs=["The council approved the budget.", "The council rejected the budget on Friday."])
+    assert got == [True, False]
