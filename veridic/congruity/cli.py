@@ -1,0 +1,223 @@
+"""``veridic congruity build | score | report``: the factual-vs-contextual probe (paper 000).
+
+A thin shell over :mod:`veridic.congruity`; the only place that builds
+models. Typical run on PoMo::
+
+    veridic congruity build --data pomo:test --task claim --sample 300 --out runs/congruity/claim.jsonl
+    veridic congruity score --items runs/congruity/claim.jsonl --model embedded --out runs/congruity/claim.scores.jsonl
+    veridic congruity report --scores runs/congruity/claim.scores.jsonl --familiarity claims --out-dir runs/congruity/claim-report
+
+LM scores are cached (SQLite, :class:`veridic.lm.CachingLM`) next to the
+scores file unless ``--cache`` says otherwise, so re-running is cheap.
+Generated descriptions are scored with ``build --task references`` and
+``score --generations gen.jsonl`` (rows ``{"id", "generation"}``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from veridic.errors import ConfigError, InputError, VeridicError
+
+__all__ = ["app"]
+
+app = typer.Typer(help="Factual vs contextual errors in entity descriptions (paper 000).", no_args_is_help=True)
+
+_TASKS = ("claim", "description", "references")
+
+
+def _fail(exc: VeridicError) -> None:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(2)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    from veridic.io.records import iter_jsonl
+
+    if not path.is_file():
+        raise InputError(f"No such file: {path}.")
+    return [row for _, row in iter_jsonl(path)]
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+@app.command("build")
+def build(
+    data: Annotated[str, typer.Option("--data", help="pomo:<split> (read from $VERIDIC_DATA or ../shared/data) or a generic JSONL file.")] = "pomo:test",
+    task: Annotated[str, typer.Option("--task", help="claim (§2.2), description (§2.3) or references (§2.1, for generated descriptions).")] = "claim",
+    out: Annotated[Path, typer.Option("--out", help="Items JSONL to write (stats go to <out>.stats.json).")] = Path("congruity-items.jsonl"),
+    sample: Annotated[int | None, typer.Option("--sample", help="Keep a seeded random sample of N items (built over the whole corpus first).")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Folder holding pomo/ (default: $VERIDIC_DATA or ../shared/data).")] = None,
+) -> None:
+    """Build multiple-choice items (or reference texts) with the paper's overlap constraints."""
+    from veridic.congruity.build import build_claim_items, build_description_items, build_references
+    from veridic.congruity.data import load_examples
+
+    try:
+        if task not in _TASKS:
+            raise ConfigError(f"--task must be one of {_TASKS}; got {task!r}.")
+        examples = load_examples(data, data_dir=data_dir)
+        if task == "references":
+            refs = build_references(examples=examples)
+            by_id = {e.id: e for e in examples}
+            rows = [{**r.__dict__, "entity": by_id[r.id].entity, "context": by_id[r.id].context, "n_claims": by_id[r.id].meta.get("n_claims"), "summary": by_id[r.id].summary} for r in refs]
+            stats: dict[str, Any] = {"n_examples": len(examples), "n_items": len(rows)}
+        else:
+            fn = build_claim_items if task == "claim" else build_description_items
+            items, st = fn(examples=examples, seed=seed)
+            rows = [it.to_dict() for it in items]
+            stats = st.to_dict()
+        if sample is not None and sample < len(rows):
+            rows = random.Random(seed).sample(rows, sample)
+            stats["sampled"] = sample
+        stats.update({"data": data, "task": task, "seed": seed})
+        _write_jsonl(out, rows)
+        Path(str(out) + ".stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+    except VeridicError as exc:
+        _fail(exc)
+    typer.echo(f"wrote {len(rows)} {task} items from {stats['n_examples']} examples to {out}; skipped: {stats.get('skipped', {})}")
+
+
+def _build_lm(model: str, *, device: str, batch_size: int, threads: int | None) -> Any:
+    try:
+        import torch
+    except ImportError:
+        from veridic.errors import MissingDependencyError
+
+        raise MissingDependencyError("torch", extra="lm", purpose="Scoring with a causal LM") from None
+    if threads:
+        torch.set_num_threads(threads)
+    from veridic.lm.hf import HFCausalLM
+
+    return HFCausalLM.from_pretrained(model, device=device, batch_size=batch_size)
+
+
+@app.command("score")
+def score(
+    items: Annotated[Path, typer.Option("--items", help="Items JSONL from `build`.")],
+    out: Annotated[Path, typer.Option("--out", help="Per-item scores JSONL to write.")],
+    model: Annotated[str, typer.Option("--model", help="'embedded' (SmolLM2-135M), 'dummy' (tests), a folder, a .gguf file or a hub id.")] = "embedded",
+    cache: Annotated[Path | None, typer.Option("--cache", help="SQLite LM cache (default: <out>.lmcache.sqlite).")] = None,
+    normalization: Annotated[str, typer.Option("--normalization", help="per_byte (default) or sum.")] = "per_byte",
+    previous: Annotated[bool, typer.Option("--previous/--no-previous", help="Condition on the previous sentence too.")] = True,
+    limit: Annotated[int | None, typer.Option("--limit", help="Score only the first N items.")] = None,
+    generations: Annotated[Path | None, typer.Option("--generations", help="Score generated descriptions ({id, generation} rows) against `build --task references` items instead.")] = None,
+    metrics: Annotated[str, typer.Option("--metrics", help="With --generations: bleu1,rougeL,bertscore.")] = "bleu1,rougeL,bertscore",
+    device: Annotated[str, typer.Option("--device")] = "cpu",
+    batch_size: Annotated[int, typer.Option("--batch-size")] = 8,
+    threads: Annotated[int | None, typer.Option("--threads")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Rank every item's options by LM log-likelihood (or score generations by precision)."""
+    from veridic.congruity.build import MCItem
+
+    t0 = time.perf_counter()
+    try:
+        rows = _read_jsonl(items)[:limit] if limit is not None else _read_jsonl(items)
+        if not rows:
+            raise InputError(f"{items} holds no items.")
+        if generations is not None:
+            from veridic.congruity.generation import score_generations
+
+            gens = {str(g["id"]): str(g.get("generation", "")) for g in _read_jsonl(generations)}
+            per_metric, describe = score_generations(references=rows, generations=gens, metrics=tuple(m.strip() for m in metrics.split(",") if m.strip()))
+            out_rows = [s.to_dict() for ss in per_metric.values() for s in ss]
+            meta = {"model": describe, "config": {"metrics": list(per_metric)}}
+        else:
+            its = [MCItem.from_dict(r) for r in rows]
+            from veridic.congruity.ranking import NORMALIZATIONS, rank_items
+            from veridic.lm import CachingLM
+
+            if normalization not in NORMALIZATIONS:
+                raise ConfigError(f"--normalization must be one of {NORMALIZATIONS}; got {normalization!r}.")
+            if model == "dummy":
+                from veridic.lm.dummy import DummyLM
+
+                inner: Any = DummyLM()
+            else:
+                inner = _build_lm(model, device=device, batch_size=batch_size, threads=threads)
+            lm = CachingLM(inner, path=cache or Path(str(out) + ".lmcache.sqlite"))
+
+            def tick(done: int, total: int) -> None:
+                if progress:
+                    el = time.perf_counter() - t0
+                    typer.echo(f"  {done}/{total} items, {el:.0f} s ({el / done:.2f} s/item)", err=True)
+
+            scored = rank_items(items=its, backend=lm, normalization=normalization, with_previous=previous, chunk_size=16, on_chunk=tick)  # type: ignore[arg-type]
+            out_rows = [s.to_dict() for s in scored]
+            meta = {"model": inner.describe(), "config": {"normalization": normalization, "previous_sentence": previous, "items": str(items)},
+                    "cache": {"hits": lm.hits, "misses": lm.misses}}
+        _write_jsonl(out, out_rows)
+        meta["seconds"] = round(time.perf_counter() - t0, 1)
+        meta["n_items"] = len(rows)
+        stats_path = Path(str(items) + ".stats.json")
+        if stats_path.is_file():
+            meta["build"] = json.loads(stats_path.read_text())
+        Path(str(out) + ".meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    except VeridicError as exc:
+        _fail(exc)
+    typer.echo(f"scored {len(rows)} items in {meta['seconds']:.0f} s -> {out}")
+
+
+@app.command("report")
+def report(
+    scores: Annotated[Path, typer.Option("--scores", help="Scores JSONL from `score`.")],
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Folder for report.json, report.md and the PNG charts.")],
+    familiarity: Annotated[str, typer.Option("--familiarity", help="claims, recurrence (PoMo proxies), summary (paper's heuristic) or column (the items' own 'familiar').")] = "claims",
+    threshold: Annotated[float | None, typer.Option("--threshold", help="Count threshold (>=) for claims/recurrence (default: familiar = above the median).")] = None,
+    n_permutations: Annotated[int, typer.Option("--n-permutations")] = 10000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    command: Annotated[str | None, typer.Option("--command", help="Command line to record in the report.")] = None,
+    figures: Annotated[bool, typer.Option("--figures/--no-figures")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print report.json instead of the Markdown.")] = False,
+) -> None:
+    """T and M per class, split by familiarity with permutation / Mann-Whitney tests and effect sizes."""
+    from veridic.congruity.familiarity import assign_familiarity
+    from veridic.congruity.ranking import ItemScores
+    from veridic.congruity.report import build_report, write_report
+
+    try:
+        rows = [ItemScores.from_dict(r) for r in _read_jsonl(scores)]
+        if not rows:
+            raise InputError(f"{scores} holds no scores.")
+        meta_path = Path(str(scores) + ".meta.json")
+        meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+        written: dict[str, dict[str, Path]] = {}
+        tasks = list(dict.fromkeys(r.task for r in rows))
+        for task in tasks:
+            sub = [r for r in rows if r.task == task]
+            fam, thr = assign_familiarity(
+                method=familiarity,  # type: ignore[arg-type]
+                n_claims=[r.meta.get("n_claims") for r in sub], n_mentions=[r.meta.get("n_mentions") for r in sub],
+                column=[r.familiar for r in sub], summaries=[(r.meta.get("entity", ""), r.meta.get("summary")) for r in sub], threshold=threshold,
+            )
+            rep = build_report(scores=sub, familiar=fam, familiarity={"method": familiarity, "threshold": thr}, model=meta.get("model", {}),
+                               config={**meta.get("config", {}), "n_permutations": n_permutations, "seed": seed}, build=meta.get("build", {}),
+                               n_permutations=n_permutations, seed=seed, seconds=meta.get("seconds"))
+            target = out_dir if len(tasks) == 1 else out_dir / task
+            written[task] = write_report(rep, out_dir=target, command=command, figures=figures)
+    except VeridicError as exc:
+        _fail(exc)
+    for task, paths in written.items():
+        typer.echo(paths["json"].read_text() if as_json else paths["markdown"].read_text())
+
+
+def main() -> None:  # pragma: no cover - thin entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
