@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("fastapi")
-from _ais_server import Server  # noqa: E402
+from _ais_server import Server
 
-from veridic.ais.store import Store  # noqa: E402
+from veridic.ais.store import Store
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

@@ -9,10 +9,10 @@ import time
 import pytest
 
 pytest.importorskip("fastapi")
-import httpx  # noqa: E402
-from _ais_server import Server  # noqa: E402
+import httpx
+from _ais_server import Server
 
-from veridic.ais.store import Store  # noqa: E402
+from veridic.ais.store import Store
 
 N_ANNOTATORS = 50
 

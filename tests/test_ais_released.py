@@ -6,8 +6,8 @@ import io
 import json
 
 import pytest
-
 from conftest import DATA
+
 from veridic.ais import build_report, read_released
 from veridic.errors import DataFormatError
 

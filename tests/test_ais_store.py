@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 pytest.importorskip("sqlalchemy")
-from typer.testing import CliRunner  # noqa: E402
+from conftest import DATA
+from typer.testing import CliRunner
 
-from conftest import DATA  # noqa: E402
-from veridic.ais.auto import AutoAIS  # noqa: E402
-from veridic.ais.cli import app  # noqa: E402
-from veridic.ais.store import Store, StageError  # noqa: E402
-from veridic.errors import ConfigError, DataFormatError  # noqa: E402
-from veridic.nli.labels import LabelMap  # noqa: E402
+from veridic.ais.auto import AutoAIS
+from veridic.ais.cli import app
+from veridic.ais.store import StageError, Store
+from veridic.errors import ConfigError, DataFormatError
+from veridic.nli.labels import LabelMap
 
 runner = CliRunner()
 

@@ -8,10 +8,10 @@ import pytest
 
 pytest.importorskip("fastapi")
 pytest.importorskip("sqlalchemy")
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from veridic.ais.store import Store  # noqa: E402
-from veridic.ais.web import PUBLIC_ROUTES, create_app  # noqa: E402
+from veridic.ais.store import Store
+from veridic.ais.web import PUBLIC_ROUTES, create_app
 
 SOURCE = "SECRET-SOURCE-TEXT: the council approved the budget on Monday."
 
@@ -106,7 +106,7 @@ def test_dialogue_history_and_table_rendering(store):
     assert "Ann won" in c.get(loc).text and "<table" not in c.get(loc).text.split("<h3>")[1]
     c.post(loc.rsplit("/", 1)[0] + "/stage1", data={"answer": "yes"})
     page = c.get(loc.rsplit("/", 1)[0] + "/stage2").text
-    assert re.search(r'<table class="src" id="source-table">.*<th>Winner</th>.*<td class="hl">Ann</td>', page, re.S)
+    assert re.search(r'<table class="src" id="source-table">.*<th>Winner</th>.*<td class="hl">Ann</td>', page, re.DOTALL)
 
 
 def test_every_route_requires_login(store):

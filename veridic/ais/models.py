@@ -13,14 +13,14 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["Base", "Project", "Item", "Annotator", "Assignment", "JudgmentRow", "TASKS", "JUDGMENT_STAGES", "utcnow"]
+__all__ = ["JUDGMENT_STAGES", "TASKS", "Annotator", "Assignment", "Base", "Item", "JudgmentRow", "Project", "utcnow"]
 
 TASKS = ("qa", "summarization", "table")
 JUDGMENT_STAGES = ("int", "ais", "flag")
 
 
 def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 class Base(DeclarativeBase):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PAPER_SYSTEMS", "PAPER_TABLE", "PAPER_AGREEMENT"]
+__all__ = ["PAPER_AGREEMENT", "PAPER_SYSTEMS", "PAPER_TABLE"]
 
 PAPER_TABLE = {"qrecc": "Table 3", "wow": "Table 4", "cnn_dm": "Table 5", "totto": "Table 6"}
 

@@ -34,7 +34,7 @@ from typing import TextIO
 from veridic.ais.stats import ItemVotes
 from veridic.errors import DataFormatError, InputError
 
-__all__ = ["ReleasedRow", "read_released", "released_dataset_name", "REQUIRED_COLUMNS"]
+__all__ = ["REQUIRED_COLUMNS", "ReleasedRow", "read_released", "released_dataset_name"]
 
 REQUIRED_COLUMNS = ("ex-idx", "model-name", "output", "INT", "INT & AIS", "Flagged", "# agree (INT)", "# agree (AIS)")
 

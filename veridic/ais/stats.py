@@ -34,24 +34,24 @@ import numpy as np
 from veridic.errors import ConfigError, InputError, MissingDependencyError
 
 __all__ = [
-    "Stage",
     "STAGES",
-    "Judgment",
-    "ItemVotes",
-    "Consensus",
-    "SystemScores",
     "Agreement",
+    "Consensus",
+    "ItemVotes",
+    "Judgment",
     "Significance",
-    "votes_from_judgments",
-    "consensus",
-    "system_scores",
+    "Stage",
+    "SystemScores",
     "agreement",
-    "krippendorff_alpha",
-    "fleiss_kappa",
-    "pairwise_agreement",
-    "macro_f1",
-    "significance",
+    "consensus",
     "expert_agreement",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "macro_f1",
+    "pairwise_agreement",
+    "significance",
+    "system_scores",
+    "votes_from_judgments",
 ]
 
 Stage = Literal["int", "ais"]
@@ -387,7 +387,7 @@ def agreement(votes: Iterable[ItemVotes], *, stage: Stage) -> Agreement:
         pairwise=pairwise_agreement(m),
         alpha=krippendorff_alpha(m),
         kappa=fleiss_kappa(m),
-        n_items=int(len(m)),
+        n_items=len(m),
         n_ratings=int(m.sum()),
     )
 

@@ -26,14 +26,13 @@ import csv
 import hashlib
 import hmac
 import json
-import os
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from veridic.ais.models import TASKS, Annotator, Assignment, Base, Item, JudgmentRow, Project, utcnow
+from veridic.ais.models import TASKS, Annotator, Assignment, Item, JudgmentRow, Project, utcnow
 from veridic.ais.stats import ItemVotes, Judgment, votes_from_judgments
 from veridic.errors import ConfigError, DataFormatError, InputError, MissingDependencyError
 
@@ -44,7 +43,7 @@ try:
 except ImportError:  # pragma: no cover - exercised only without the extra
     raise MissingDependencyError("sqlalchemy", extra="ais", purpose="The AIS store") from None
 
-__all__ = ["Store", "upgrade", "database_url", "hash_password", "verify_password", "ItemView", "StageError", "HEAD_REVISION"]
+__all__ = ["HEAD_REVISION", "ItemView", "StageError", "Store", "database_url", "hash_password", "upgrade", "verify_password"]
 
 HEAD_REVISION = "0001_initial"
 FLAG_REASONS = ("rendering problem (missing or empty element)", "corrupted text or encoding", "underspecified source", "needs expert knowledge", "other")
@@ -503,7 +502,3 @@ def _as_json(value: Any, *, what: str, path: str, row: int) -> Any:
     if value in ("", None):
         return None
     return value
-
-
-def _random_secret() -> str:
-    return os.environ.get("VERIDIC_AIS_SECRET") or secrets.token_hex(32)

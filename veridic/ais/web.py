@@ -31,7 +31,7 @@ try:
 except ImportError:  # pragma: no cover - exercised only without the extra
     raise MissingDependencyError("fastapi", extra="ais", purpose="The AIS web app") from None
 
-__all__ = ["create_app", "PUBLIC_ROUTES"]
+__all__ = ["PUBLIC_ROUTES", "create_app"]
 
 PUBLIC_ROUTES = frozenset({("GET", "/login"), ("POST", "/login")})
 TEMPLATES = Path(__file__).parent / "templates"
