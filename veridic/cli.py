@@ -65,6 +65,9 @@ if typer is not None:
         batch_size: int = typer.Option(32, "--batch-size"),
         seed: int = typer.Option(0, help="Seed for Monte-Carlo dropout."),
         as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
+        engine: str = typer.Option("local", "--engine", help="For --input: 'local' (this process) or 'ray' (Ray Data actor pool; resumable)."),
+        ray_address: Optional[str] = typer.Option(None, "--ray-address", help="--engine ray: address of an existing Ray cluster (default: start a local one)."),
+        actors: int = typer.Option(2, "--actors", help="--engine ray: actors, each loading the model once."),
     ) -> None:
         """Score a claim against a source, or every row of a file."""
         from veridic.nli import NLIScorer, load_backend
@@ -76,6 +79,18 @@ if typer is not None:
                 raise VeridicError("--input cannot be combined with --source/--claim; use one or the other.")
             if input is not None and output is None:
                 raise VeridicError("--input needs --output FILE for the scored rows.")
+            if engine not in ("local", "ray"):
+                raise VeridicError(f"--engine must be 'local' or 'ray'; got {engine!r}.")
+            if engine == "ray":
+                if input is None:
+                    raise VeridicError("--engine ray scores files: give --input FILE --output FILE.")
+                from veridic.scale import score_file_ray
+
+                rep = score_file_ray(input=input, output=output, model=model, backend=backend, method=method, mc_samples=mc_samples,  # type: ignore[arg-type]
+                                     granularity=granularity, claim_aggregation=aggregation, seed=seed, batch_size=batch_size,
+                                     actors=actors, ray_address=ray_address, progress=True)
+                err.print(f"wrote {rep.written} scored rows to {output} ({rep.already_done} already there; {rep.chunks_scored}/{rep.chunks} chunks scored on {rep.actors} actors in {rep.seconds:.1f} s)")
+                return
             kwargs: dict[str, Any] = {"batch_size": batch_size}
             b = load_backend(model, kind=backend, **kwargs)
             if method == "hybrid":
@@ -98,6 +113,8 @@ if typer is not None:
             err.print(f"wrote {n} scored rows to {output}")
         except VeridicError as exc:
             _fail(exc)
+        except OSError as exc:  # an unreadable input or unwritable output path
+            _fail(VeridicError(f"{exc.strerror or exc} ({exc.filename or 'file'}); check the --input/--output paths."))
 
     def _print_verdict(v) -> None:
         t = Table(title=f"{v.label}  score={v.score:+.3f}  (method {v.method})", show_lines=False)

@@ -12,7 +12,7 @@ from typing import Any
 from veridic.io import read_records, record_to_pair, write_records
 from veridic.nli.scorer import Scorer
 
-__all__ = ["score_file", "verdict_columns"]
+__all__ = ["score_file", "score_rows", "verdict_columns"]
 
 
 def verdict_columns(v) -> dict[str, Any]:
@@ -30,12 +30,33 @@ def verdict_columns(v) -> dict[str, Any]:
     }
 
 
+def score_rows(*, scorer: Scorer, rows: list[dict[str, Any]], pairs: list | None = None, path: str | None = None, first_row: int = 1) -> list[dict[str, Any]]:
+    """Score ``rows`` with one scorer call and return them with the verdict columns added.
+
+    The one place a scored row is built, shared by :func:`score_file` and the
+    Ray engine (:mod:`veridic.scale`), so both write the same rows.
+    """
+    if pairs is None:
+        pairs = [record_to_pair(r, row_number=i, path=path) for i, r in enumerate(rows, start=first_row)]
+    verdicts = scorer.score(sources=[p.source for p in pairs], claims=[p.claim for p in pairs], contexts=[p.context for p in pairs])
+    out: list[dict[str, Any]] = []
+    for row, v in zip(rows, verdicts):
+        cols = verdict_columns(v)
+        if "label" not in row:
+            cols["label"] = cols.pop("label_pred")
+        out.append({**row, **cols})
+    return out
+
+
 def score_file(*, scorer: Scorer, input: str | Path, output: str | Path, batch_rows: int = 256, progress: bool = False) -> int:
     """Score ``input`` (jsonl/csv/tsv/parquet) into ``output``; returns the number of rows.
 
     The predicted label goes to ``label``, or to ``label_pred`` when the row
     already has a (gold) ``label`` column, which is kept as it is.
     """
+    from veridic.io.records import _format_of
+
+    _format_of(Path(output))  # an unwritable output format fails now, not after the whole file is scored
     path = str(input)
     rows = list(read_records(input))
     pairs = [record_to_pair(r, row_number=i, path=path) for i, r in enumerate(rows, start=1)]
@@ -48,12 +69,7 @@ def score_file(*, scorer: Scorer, input: str | Path, output: str | Path, batch_r
     try:
         for start in range(0, len(pairs), batch_rows):
             chunk = pairs[start : start + batch_rows]
-            verdicts = scorer.score(sources=[p.source for p in chunk], claims=[p.claim for p in chunk], contexts=[p.context for p in chunk])
-            for row, v in zip(rows[start : start + batch_rows], verdicts):
-                cols = verdict_columns(v)
-                if "label" not in row:
-                    cols["label"] = cols.pop("label_pred")
-                out_rows.append({**row, **cols})
+            out_rows.extend(score_rows(scorer=scorer, rows=rows[start : start + batch_rows], pairs=chunk))
             if bar is not None:
                 bar.update(len(chunk))
     finally:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,8 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
     fmt = _format_of(path)
     if not path.exists():
         raise InputError(f"Input file {str(path)!r} does not exist.")
+    if path.is_dir():
+        raise InputError(f"{str(path)!r} is a directory; give a file ({', '.join(SUPPORTED_SUFFIXES)}).")
     if fmt == "jsonl":
         yield from (obj for _, obj in iter_jsonl(path))
     elif fmt == "json":
@@ -76,7 +79,15 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             import gzip
 
             opener = gzip.open(raw)
-        for i, line in enumerate(opener, start=1):
+        lines = enumerate(opener, start=1)
+        while True:
+            try:
+                i, line = next(lines)
+            except StopIteration:
+                return
+            except (OSError, EOFError, zlib.error) as exc:
+                # A corrupt or cut-off .gz file (BadGzipFile is an OSError).
+                raise DataFormatError(f"the file is not a readable gzip stream ({exc}); re-compress it or give the plain .jsonl.", path=str(path)) from None
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -87,6 +98,8 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 obj = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise DataFormatError(f"invalid JSON ({exc.msg} at column {exc.colno}).", path=str(path), row=i) from None
+            except RecursionError:
+                raise DataFormatError("the JSON is nested too deeply to read; rows are flat objects of the benchmark schema.", path=str(path), row=i) from None
             if not isinstance(obj, dict):
                 raise DataFormatError(f"expected a JSON object per line, got {type(obj).__name__}.", path=str(path), row=i)
             yield i, obj
@@ -99,6 +112,8 @@ def _read_json_array(path: Path) -> Iterator[dict[str, Any]]:
         raise DataFormatError(f"the file is not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=str(path)) from None
     except json.JSONDecodeError as exc:
         raise DataFormatError(f"invalid JSON ({exc.msg} at line {exc.lineno}).", path=str(path)) from None
+    except RecursionError:
+        raise DataFormatError("the JSON is nested too deeply to read; a .json input is a flat list of objects.", path=str(path)) from None
     if not isinstance(data, list):
         raise DataFormatError("a .json input must hold a list of objects; use .jsonl for one object per line.", path=str(path))
     for i, obj in enumerate(data, start=1):
@@ -118,6 +133,10 @@ def _read_csv(path: Path, *, delimiter: str) -> Iterator[dict[str, Any]]:
                 yield dict(row)
     except UnicodeDecodeError as exc:
         raise DataFormatError(f"the file is not valid UTF-8 ({exc.reason} at byte {exc.start}); re-encode it as UTF-8.", path=str(path)) from None
+    except csv.Error as exc:
+        raise DataFormatError(f"malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({exc}); quote fields that hold line breaks.", path=str(path)) from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DataFormatError(f"the file could not be read ({exc}).", path=str(path)) from None
 
 
 def _read_parquet(path: Path) -> Iterator[dict[str, Any]]:
@@ -125,16 +144,31 @@ def _read_parquet(path: Path) -> Iterator[dict[str, Any]]:
         import pyarrow.parquet as pq
     except ImportError:
         raise MissingDependencyError("pyarrow", extra="io", purpose="Reading Parquet files") from None
-    table = pq.read_table(path)
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError, TypeError, NotImplementedError) as exc:
+        # pyarrow.ArrowInvalid / ArrowTypeError derive from ValueError / TypeError.
+        raise DataFormatError(f"not a readable Parquet file ({type(exc).__name__}: {str(exc)[:200]}).", path=str(path)) from None
     yield from table.to_pylist()
 
 
 def write_records(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> int:
     """Write rows to JSONL / CSV / Parquet (chosen by suffix); return the count."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     fmt = _format_of(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     rows = list(rows)
+    try:
+        _write(path, fmt, rows)
+    except UnicodeEncodeError as exc:
+        raise DataFormatError(f"a value holds text that UTF-8 cannot encode ({exc.reason}); fix the text before writing.", path=str(path)) from None
+    except (ValueError, TypeError, NotImplementedError, OverflowError) as exc:
+        # pyarrow refuses rows whose columns mix types (ArrowInvalid / ArrowTypeError / ArrowNotImplementedError).
+        raise DataFormatError(f"the rows cannot be written as {fmt} ({type(exc).__name__}: {str(exc)[:200]}); write .jsonl, which takes any JSON values.", path=str(path)) from None
+    return len(rows)
+
+
+def _write(path: Path, fmt: str, rows: list[Mapping[str, Any]]) -> None:
     if fmt in ("jsonl", "json"):
         with open(path, "w", encoding="utf-8") as fh:
             if fmt == "json":
@@ -158,7 +192,6 @@ def write_records(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> int:
         except ImportError:
             raise MissingDependencyError("pyarrow", extra="io", purpose="Writing Parquet files") from None
         pq.write_table(pa.Table.from_pylist(rows), path)
-    return len(rows)
 
 
 def _is_missing(value: Any) -> bool:
@@ -201,6 +234,10 @@ def record_to_pair(
             raise DataFormatError(f"column {field_name!r} must be text, got {type(value).__name__} ({value!r:.60}).", path=path, row=row_number)
         if not value.strip():
             raise DataFormatError(f"column {field_name!r} is blank; veridic does not score empty text.", path=path, row=row_number)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise DataFormatError(f"column {field_name!r} holds an unpaired surrogate (\\u{ord(value[exc.start]):04x} at character {exc.start}); fix the text's encoding.", path=path, row=row_number) from None
     context = row.get(context_field)
     if isinstance(context, str) and context.startswith("[") and path and path.endswith((".csv", ".tsv")):
         try:

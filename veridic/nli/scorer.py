@@ -318,5 +318,10 @@ class NLIScorer(Scorer):
                     raise InputError(f"Pair {i}: the {name} must be a string; got {type(v).__name__}.")
                 if not v.strip():
                     raise InputError(f"Pair {i}: the {name} is empty; remove the pair or fill it in.")
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    # The tokenizer would fail on it with a bare UnicodeEncodeError.
+                    raise InputError(f"Pair {i}: the {name} holds an unpaired surrogate (\\u{ord(v[exc.start]):04x} at character {exc.start}); pass valid Unicode text.") from None
         ctx = [None] * len(sources) if contexts is None else [normalise_context(c) for c in contexts]
         return sources, claims, ctx
