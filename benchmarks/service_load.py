@@ -1,0 +1,144 @@
+"""Load-test `veridic serve` on loopback: single-pair requests, with and without micro-batching.
+
+Starts the service (real embedded model) as a subprocess on 127.0.0.1, sends a bounded number of
+single-pair POST /v1/score requests from an asyncio/httpx client at a fixed concurrency, and reports
+latency p50/p95, throughput and the mean micro-batch size (from /metrics). Loopback only; every
+loop is bounded by a request count and a time limit.
+
+    .venv/bin/python benchmarks/service_load.py --requests 200 --concurrency 8 --out /tmp/service_load.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("VERIDIC_DATA", REPO.parent / "shared" / "data"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _pairs(path: Path, n: int) -> list[dict]:
+    rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()][:n]
+    return [{"source": r["source"], "claim": r["claim"], "id": str(r.get("id"))} for r in rows]
+
+
+async def _load(base: str, pairs: list[dict], *, requests: int, concurrency: int, limit_s: float) -> tuple[list[float], dict[str, float], int]:
+    lat: list[float] = []
+    scores: dict[str, float] = {}
+    errors = 0
+    queue: asyncio.Queue = asyncio.Queue()
+    for i in range(requests):
+        queue.put_nowait(pairs[i % len(pairs)])
+    deadline = time.monotonic() + limit_s
+    async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+
+        async def worker():
+            nonlocal errors
+            while time.monotonic() < deadline:
+                try:
+                    p = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                t0 = time.perf_counter()
+                r = await client.post("/v1/score", json={"pairs": [p]})
+                lat.append(time.perf_counter() - t0)
+                if r.status_code != 200:
+                    errors += 1
+                else:
+                    scores[p["id"]] = r.json()["verdicts"][0]["score"]
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return lat, scores, errors
+
+
+def _metric(text: str, name: str) -> float:
+    m = re.search(rf"^{name} ([0-9.e+-]+)$", text, re.M)
+    return float(m.group(1)) if m else float("nan")
+
+
+def run_config(name: str, *, batch_ms: float, max_batch: int, pairs: list[dict], requests: int, concurrency: int, method: str, limit_s: float) -> dict:
+    port = _free_port()
+    cmd = [sys.executable, "-m", "veridic.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--method", method,
+           "--batch-ms", str(batch_ms), "--max-batch", str(max_batch), "--log-level", "warning"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        t0 = time.monotonic()
+        while True:
+            try:
+                if httpx.get(base + "/v1/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() - t0 > 180:
+                raise RuntimeError(f"service did not start: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
+            time.sleep(0.5)
+        startup = time.monotonic() - t0
+        asyncio.run(_load(base, pairs, requests=min(16, requests), concurrency=concurrency, limit_s=limit_s))  # warm-up
+        before = httpx.get(base + "/metrics").text
+        t1 = time.perf_counter()
+        lat, scores, errors = asyncio.run(_load(base, pairs, requests=requests, concurrency=concurrency, limit_s=limit_s))
+        wall = time.perf_counter() - t1
+        after = httpx.get(base + "/metrics").text
+        calls = _metric(after, "veridic_batch_pairs_count") - _metric(before, "veridic_batch_pairs_count")
+        pairs_scored = _metric(after, "veridic_batch_pairs_sum") - _metric(before, "veridic_batch_pairs_sum")
+        q = statistics.quantiles(lat, n=100)
+        return {
+            "config": name, "batch_ms": batch_ms, "max_batch": max_batch, "requests": len(lat), "errors": errors, "concurrency": concurrency,
+            "p50_ms": round(q[49] * 1000, 1), "p95_ms": round(q[94] * 1000, 1), "mean_ms": round(statistics.mean(lat) * 1000, 1),
+            "throughput_rps": round(len(lat) / wall, 2), "wall_s": round(wall, 2), "model_calls": int(calls),
+            "mean_batch_pairs": round(pairs_scored / calls, 2) if calls else None, "startup_s": round(startup, 1), "scores": scores,
+        }
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DATA / "bench" / "dialfact_small.jsonl")
+    ap.add_argument("--requests", type=int, default=200)
+    ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--method", default="hybrid")
+    ap.add_argument("--limit-s", type=float, default=400, help="Stop sending after this many seconds per config.")
+    ap.add_argument("--out", type=Path)
+    a = ap.parse_args()
+    pairs = _pairs(a.data, a.requests)
+    results = []
+    for name, bms, mb in (("no micro-batching", 0.0, 1), ("micro-batching 5 ms / 32 pairs", 5.0, 32)):
+        r = run_config(name, batch_ms=bms, max_batch=mb, pairs=pairs, requests=a.requests, concurrency=a.concurrency, method=a.method, limit_s=a.limit_s)
+        results.append(r)
+        print(json.dumps({k: v for k, v in r.items() if k != "scores"}), flush=True)
+    s0, s1 = results[0]["scores"], results[1]["scores"]
+    common = sorted(set(s0) & set(s1))
+    diff = max((abs(s0[k] - s1[k]) for k in common), default=float("nan"))
+    summary = {"data": str(a.data), "method": a.method, "pairs_compared": len(common), "max_abs_score_diff_batched_vs_unbatched": diff,
+               "identical": sum(s0[k] == s1[k] for k in common), "results": [{k: v for k, v in r.items() if k != "scores"} for r in results]}
+    print(json.dumps({k: v for k, v in summary.items() if k != "results"}))
+    if a.out:
+        a.out.write_text(json.dumps(summary, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
