@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,10 +14,8 @@ from veridic.congruity.data import CongruityExample, Fact, facts_by_entity
 from veridic.errors import InputError
 from veridic.lexical import content_words, tokens
 
-from conftest import DATA
-
-WORDS = "poet senator drummer chef banker actor coach lawyer painter mayor judge pilot nurse author critic".split()
-PLACES = "Ohio Peru Rome Oslo Lima Kyiv Cairo Dakar".split()
+WORDS = ["poet", "senator", "drummer", "chef", "banker", "actor", "coach", "lawyer", "painter", "mayor", "judge", "pilot", "nurse", "author", "critic"]
+PLACES = ["Ohio", "Peru", "Rome", "Oslo", "Lima", "Kyiv", "Cairo", "Dakar"]
 
 
 def _corpus(seed: int, n: int) -> list[CongruityExample]:

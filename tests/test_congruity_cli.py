@@ -32,7 +32,7 @@ def test_lm_ranking_with_dummy_backend_matches_direct_scores_and_caches(tmp_path
     assert [s.scores[c] for c in ITEM.options] == pytest.approx([r.logprob for r in direct])
     # the dummy LM's copy bonus favours the option whose bytes occur in the context ("senator" is in the previous sentence)
     (pb,) = rank_items(items=[ITEM], backend=lm, normalization="per_byte")
-    assert pb.scores["accurate"] == pytest.approx(s.scores["accurate"] / len(" senator , said on Tuesday .".encode()))
+    assert pb.scores["accurate"] == pytest.approx(s.scores["accurate"] / len(b" senator , said on Tuesday ."))
     calls = inner.calls
     again = CachingLM(DummyLM(), path=tmp_path / "c.sqlite")
     rank_items(items=[ITEM], backend=again, normalization="sum")

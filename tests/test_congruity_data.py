@@ -6,11 +6,10 @@ import json
 import zipfile
 
 import pytest
+from conftest import DATA
 
 from veridic.congruity.data import MASK, CongruityExample, load_examples, load_generic, load_pomo, verbalize_claim
 from veridic.errors import DataFormatError, InputError
-
-from conftest import DATA
 
 PM_ROWS = [
     ["John Alton .", "John Alton", "cinematographer", "John Alton , cinematographer .", "Q1", "Chiyo Uno , writer .", "n/a", "5.0", "1996/a.story:50"],

@@ -24,7 +24,17 @@ the entity is:
 {'accurate': 0.5, 'nonfactual': 0.5}
 """
 
-from veridic.congruity.build import CLASSES, REFERENCE_CLASSES, BuildStats, MCItem, References, build_claim_items, build_description_items, build_references, overlaps
+from veridic.congruity.build import (
+    CLASSES,
+    REFERENCE_CLASSES,
+    BuildStats,
+    MCItem,
+    References,
+    build_claim_items,
+    build_description_items,
+    build_references,
+    overlaps,
+)
 from veridic.congruity.data import MASK, CongruityExample, Fact, load_examples, load_generic, load_pomo, verbalize_claim
 from veridic.congruity.familiarity import FAMILIARITY_METHODS, assign_familiarity, summary_familiar
 from veridic.congruity.generation import GENERATION_METRICS, score_generations

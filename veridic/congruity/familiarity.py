@@ -56,10 +56,10 @@ def summary_familiar(*, entity: str, summary: str) -> bool:
         return False
     for m in found:
         after = summary[m.end() :].lstrip()
-        if after.startswith("(") or re.match(r",\s*(?:the|a|an|who|whose|which|[a-z][\w-]*\s+of|\d+\b|[a-z][\w-]*)\b", after):
-            # an appositive / relative clause / parenthesis: a description
-            if not re.match(r",\s*(?:and|but|or|said|says|was|is|had|has|he|she|they|who said)\b", after):
-                return False
+        described = after.startswith("(") or re.match(r",\s*(?:the|a|an|who|whose|which|[a-z][\w-]*\s+of|\d+\b|[a-z][\w-]*)\b", after)
+        # an appositive / relative clause / parenthesis is a description; a coordination or a verb is not
+        if described and not re.match(r",\s*(?:and|but|or|said|says|was|is|had|has|he|she|they|who said)\b", after):
+            return False
         before = re.findall(r"[\w'-]+", summary[: m.start()])[-2:] if m.start() else []
         if before and before[-1].lower() in _TITLES:
             before = before[:-1]  # "senator Jane Roe" is title + name; "former senator Jane Roe" is not

@@ -162,8 +162,10 @@ def render_markdown(report: CongruityReport, *, command: str | None = None) -> s
     lines.append("")
     if r.tests:
         lines += [
-            f"Familiar (F) vs unfamiliar (U), ×100; Δ = F − U; p = two-sided permutation test ({r.config.get('n_permutations', 10000)} permutations) "
-            "/ Mann–Whitney U; d = Cohen's d; stars: * p<0.05, ** p<0.01, *** p<0.005 (permutation).",
+            (
+                f"Familiar (F) vs unfamiliar (U), ×100; Δ = F − U; p = two-sided permutation test ({r.config.get('n_permutations', 10000)} permutations) "
+                "/ Mann–Whitney U; d = Cohen's d; stars: * p<0.05, ** p<0.01, *** p<0.005 (permutation)."
+            ),
             "",
             "| metric | class | F | U | Δ | p (perm.) | p (MWU) | d |",
             "|---|---|---|---|---|---|---|---|",
