@@ -15,6 +15,17 @@ config that produced it, the veridic version), ``report.md`` and one PNG
 per figure (``t_m.png`` like Figures 5–6: bars per class, familiar vs
 unfamiliar, significance stars; ``precision.png`` like Figure 4).
 
+``report.json`` keys: ``schema_version``, ``probe`` (``"congruity"``),
+``veridic_version``, ``task`` (``claim``, ``description`` or
+``generation-<metric>``), ``classes``, ``n_items``, ``metrics`` (what T / M
+mean and their direction), ``overall[metric][class]``,
+``groups[familiar|unfamiliar]`` (``n`` and ``[metric][class]``),
+``tests[metric][class]`` (a :class:`GroupComparison` as a dict),
+``familiarity`` (method, threshold, counts), ``model`` (the backend's
+``describe()``), ``config`` (normalisation, context, permutations, seed),
+``build`` (item-construction stats), ``seconds``, ``command``, ``figures``,
+``generated_at``. Proportions are in [0, 1]; the Markdown shows them ×100.
+
 >>> from veridic.congruity.ranking import ItemScores
 >>> rows = [ItemScores(id=str(i), task="claim", scores={"accurate": float(i % 3), "nonfactual": 1.0}) for i in range(8)]
 >>> rep = build_report(scores=rows, familiar=[i < 4 for i in range(8)], n_permutations=200)
