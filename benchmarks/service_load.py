@@ -70,7 +70,7 @@ async def _load(base: str, pairs: list[dict], *, requests: int, concurrency: int
 
 
 def _metric(text: str, name: str) -> float:
-    m = re.search(rf"^{name} ([0-9.e+-]+)$", text, re.M)
+    m = re.search(rf"^{name} ([0-9.e+-]+)$", text, re.MULTILINE)
     return float(m.group(1)) if m else float("nan")
 
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from veridic.cli import app
 
 runner = CliRunner()
-FUZZ = settings(max_examples=int(os.environ.get("VERIDIC_FUZZ_EXAMPLES", 40)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(max_examples=int(os.environ.get("VERIDIC_FUZZ_EXAMPLES", "40")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
 def _invoke(args):

@@ -2,10 +2,9 @@
 or raises a VeridicError that names the problem — never another exception."""
 
 import gzip
-import io
 import json
-import os
 import math
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,7 +14,7 @@ from veridic.errors import DataFormatError, VeridicError
 from veridic.io import read_records, record_to_pair, write_records
 
 SUFFIXES = [".jsonl", ".json", ".csv", ".tsv", ".parquet", ".jsonl.gz"]
-FUZZ = settings(max_examples=int(os.environ.get("VERIDIC_FUZZ_EXAMPLES", 150)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(max_examples=int(os.environ.get("VERIDIC_FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 texts = st.one_of(
     st.text(max_size=40),

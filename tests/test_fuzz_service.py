@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("fastapi")
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from veridic.nli import NLIScorer  # noqa: E402
-from veridic.service import ServiceSettings, create_app  # noqa: E402
+from veridic.nli import NLIScorer
+from veridic.service import ServiceSettings, create_app
 
-FUZZ = settings(max_examples=int(os.environ.get("VERIDIC_FUZZ_EXAMPLES", 120)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(max_examples=int(os.environ.get("VERIDIC_FUZZ_EXAMPLES", "120")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 LIMITS = ServiceSettings(max_pairs=4, max_text_chars=300, max_body_bytes=4000, timeout_s=20, batch_ms=2)
 
 texts = st.one_of(st.text(max_size=30), st.sampled_from(["", " ", "\x00", "\ud800", "\u200b", "NaN", "é" * 400, "The cat sat.", "x" * 301]))
@@ -109,13 +109,13 @@ def test_schemathesis_against_the_openapi_spec(openapi_schema):
         strategies = [op.as_strategy(generation_mode=m) for m in (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE)
                       if not (m == schemathesis.GenerationMode.NEGATIVE and op.method.upper() == "GET")]
         for strat in strategies:
-            @settings(max_examples=int(os.environ.get("VERIDIC_SCHEMATHESIS_EXAMPLES", 40)), deadline=None, suppress_health_check=list(HealthCheck))
+            @settings(max_examples=int(os.environ.get("VERIDIC_SCHEMATHESIS_EXAMPLES", "40")), deadline=None, suppress_health_check=list(HealthCheck))
             @given(case=strat)
             def run(case):
                 response = case.call()
                 case.validate_response(response, checks=[not_a_server_error])
                 assert response.status_code < 500
-                tried[op.label] = tried.get(op.label, 0) + 1
+                tried[case.operation.label] = tried.get(case.operation.label, 0) + 1
 
             run()
     print("schemathesis calls per operation:", tried)

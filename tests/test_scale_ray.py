@@ -7,14 +7,14 @@ import pytest
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 
-from typer.testing import CliRunner  # noqa: E402
+from typer.testing import CliRunner
 
-from veridic.cli import app  # noqa: E402
-from veridic.errors import DataFormatError  # noqa: E402
-from veridic.io import read_records, write_records  # noqa: E402
-from veridic.nli import NLIScorer  # noqa: E402
-from veridic.scale import row_ids, score_file_ray  # noqa: E402
-from veridic.scoring_files import score_file  # noqa: E402
+from veridic.cli import app
+from veridic.errors import DataFormatError
+from veridic.io import read_records, write_records
+from veridic.nli import NLIScorer
+from veridic.scale import row_ids, score_file_ray
+from veridic.scoring_files import score_file
 
 SOURCES = ["The company hired 200 engineers in 2023. It is in Paris.", "A cat sat on the mat.", "Paris is in France.",
            "The cat sat. The company hired a cat. Engineers sat in Paris."]

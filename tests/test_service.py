@@ -9,11 +9,11 @@ import pytest
 
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from veridic.nli import NLIScorer  # noqa: E402
-from veridic.service import ServiceSettings, create_app  # noqa: E402
-from veridic.service.schemas import SentenceVerdictModel, VerdictModel  # noqa: E402
+from veridic.nli import NLIScorer
+from veridic.service import ServiceSettings, create_app
+from veridic.service.schemas import SentenceVerdictModel, VerdictModel
 
 PAIRS = [
     {"source": "The company hired 200 engineers in 2023. It is in Paris.", "claim": "The company laid off engineers."},

@@ -7,4 +7,4 @@
 
 from veridic.scale.ray_engine import RayScoreReport, row_ids, score_file_ray
 
-__all__ = ["score_file_ray", "RayScoreReport", "row_ids"]
+__all__ = ["RayScoreReport", "row_ids", "score_file_ray"]

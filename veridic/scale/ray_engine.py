@@ -48,7 +48,7 @@ from typing import Any
 from veridic.errors import ConfigError, InputError, MissingDependencyError
 from veridic.io import read_records, record_to_pair, write_records
 
-__all__ = ["score_file_ray", "RayScoreReport", "row_ids"]
+__all__ = ["RayScoreReport", "row_ids", "score_file_ray"]
 
 ROW_ID = "row_id"
 

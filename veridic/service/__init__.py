@@ -12,7 +12,7 @@ Needs the ``service`` extra (fastapi, uvicorn, prometheus-client).
 from veridic.service.batching import MicroBatcher, Overloaded
 from veridic.service.settings import ServiceSettings
 
-__all__ = ["create_app", "build_scorer", "ServiceSettings", "MicroBatcher", "Overloaded"]
+__all__ = ["MicroBatcher", "Overloaded", "ServiceSettings", "build_scorer", "create_app"]
 
 
 def create_app(**kwargs):

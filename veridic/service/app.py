@@ -58,7 +58,7 @@ except ImportError as _exc:  # pragma: no cover - exercised only without the ext
 else:
     _MISSING = None
 
-__all__ = ["create_app", "ServiceError"]
+__all__ = ["ServiceError", "create_app"]
 
 log = logging.getLogger("veridic.service")
 

@@ -116,7 +116,7 @@ class MicroBatcher:
         self._queue.put_nowait(item)
         try:
             return await asyncio.wait_for(asyncio.shield(fut), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             # A request nobody waits for any more is dropped before it reaches the model.
             fut.cancel()
             raise
@@ -136,7 +136,7 @@ class MicroBatcher:
                 return None
         try:
             return await asyncio.wait_for(self._queue.get(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None
 
     async def _collect(self) -> list[_Item]:

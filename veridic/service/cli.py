@@ -9,7 +9,6 @@ Mounted in the main CLI as the ``serve`` command.
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
 import typer
 
@@ -21,7 +20,7 @@ __all__ = ["serve"]
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 exposes the service to the network: set --api-key)."),
     port: int = typer.Option(8000, help="TCP port."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model directory, installed package or hub id (default: embedded)."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Model directory, installed package or hub id (default: embedded)."),
     backend: str = typer.Option("torch", help="'torch' or 'onnx'."),
     method: str = typer.Option("hybrid", help="'hybrid', 'e-c' or 'e'."),
     batch_size: int = typer.Option(32, "--batch-size", help="Model batch size inside one scorer call."),
@@ -32,7 +31,7 @@ def serve(
     max_body_bytes: int = typer.Option(1 << 20, "--max-body-bytes", help="Request body size limit in bytes (413 past it)."),
     max_queue_pairs: int = typer.Option(2048, "--max-queue-pairs", help="Pairs allowed to wait for the model (503 past it)."),
     timeout: float = typer.Option(30.0, "--timeout", help="Seconds one request may wait for its result (408 past it)."),
-    api_key: Optional[str] = typer.Option(None, "--api-key", envvar="VERIDIC_API_KEY", help="Require this key (X-API-Key or Authorization: Bearer) on /v1/* except /v1/health."),
+    api_key: str | None = typer.Option(None, "--api-key", envvar="VERIDIC_API_KEY", help="Require this key (X-API-Key or Authorization: Bearer) on /v1/* except /v1/health."),
     detect: bool = typer.Option(False, "--detect/--no-detect", help="Also load the hallucination detector for /v1/detect (needs the 'detect' extra)."),
     log_level: str = typer.Option("info", "--log-level", help="debug, info, warning or error."),
 ) -> None:

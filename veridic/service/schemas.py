@@ -16,19 +16,19 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, model_serializer
 
 __all__ = [
-    "PairIn",
-    "ScoreRequest",
-    "SpanModel",
-    "SentenceVerdictModel",
-    "VerdictModel",
-    "ScoreResponse",
     "DetectRequest",
-    "HallucinationSpanModel",
     "DetectionResultModel",
-    "HealthResponse",
-    "ModelsResponse",
     "ErrorBody",
     "ErrorResponse",
+    "HallucinationSpanModel",
+    "HealthResponse",
+    "ModelsResponse",
+    "PairIn",
+    "ScoreRequest",
+    "ScoreResponse",
+    "SentenceVerdictModel",
+    "SpanModel",
+    "VerdictModel",
 ]
 
 
