@@ -46,20 +46,25 @@ SCALE = {1: "strongly prefer description 1", 2: "prefer description 1", 3: "no p
 
 
 def fleiss_kappa(table: Sequence[Sequence[int]]) -> float:
-    """Fleiss' κ of a subjects × categories count table (every row sums to the same number of raters ≥ 2)."""
+    """Fleiss' κ of a subjects × categories count table (every row sums to the same number of raters ≥ 2).
+
+    Validates the study design (same raters per pair), then uses the one
+    implementation in :func:`veridic.ais.stats.fleiss_kappa`; an undefined κ
+    (every rating in one category) is NaN here, not perfect agreement.
+    """
+    from veridic.ais.stats import fleiss_kappa as _kappa
+
     t = np.asarray(table, dtype=float)
     if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 2:
         raise InputError(f"Fleiss' kappa needs a subjects x categories table with >= 2 categories; got shape {t.shape}.")
     n = t.sum(axis=1)
     if not np.all(n == n[0]) or n[0] < 2:
         raise InputError(f"Every subject needs the same number (>= 2) of ratings; got row sums {sorted(set(n.tolist()))[:5]}.")
-    k = n[0]
-    p_j = t.sum(axis=0) / (t.shape[0] * k)
-    p_i = ((t * t).sum(axis=1) - k) / (k * (k - 1))
-    p_bar, p_e = p_i.mean(), (p_j * p_j).sum()
-    if p_e >= 1.0:
-        return math.nan  # every rating in one category: agreement is undefined, not perfect
-    return float((p_bar - p_e) / (1.0 - p_e))
+    p_j = t.sum(axis=0) / t.sum()
+    if (p_j * p_j).sum() >= 1.0:
+        return math.nan
+    k = _kappa(t)
+    return math.nan if k is None else k
 
 
 def export_pairwise(*, items: Sequence[MCItem], distractor: str = "incongruous", n: int | None = 50, seed: int = 0) -> list[dict[str, Any]]:
