@@ -15,9 +15,8 @@ prefer description 2). :func:`analyze_ratings` reads the returned ratings
 * *majority agreement*: the share of pairs where the majority of raters
   rate the distractor below 3, i.e. agree with the automatic label.
 
-Fleiss' κ lives here so this module has no dependency on the AIS package
-being built in parallel; it should be unified with ``veridic.ais.stats``
-later.
+Fleiss' κ checks the pairwise design (same raters per pair) and delegates
+to the one implementation in :mod:`veridic.ais.stats`.
 
 >>> round(fleiss_kappa([[0, 0, 3], [0, 3, 0], [3, 0, 0], [0, 0, 3]]), 3)
 1.0
