@@ -23,7 +23,7 @@ from veridic.bench.cache import ScoreCache, default_cache_dir
 from veridic.bench.datasets import load_datasets
 from veridic.bench.runner import score_dataset
 from veridic.bench.scorers import build_scorer
-from veridic.nli import load_backend
+from veridic.nli import CachedBackend, load_backend
 
 
 def main() -> None:
@@ -36,9 +36,10 @@ def main() -> None:
     ap.add_argument("--backend", default="torch")
     args = ap.parse_args()
     scorer_names = args.scorer or ["e", "e-c"]
-    backend = load_backend(args.model, kind=args.backend)
-    scorers = [build_scorer(name=n, backend=backend) for n in scorer_names]
     cache = ScoreCache(directory=default_cache_dir())
+    # e and e-c share every NLI call; the on-disk prediction cache (the one `veridic bench` uses) keeps them across runs.
+    backend = CachedBackend(load_backend(args.model, kind=args.backend), path=cache.directory.parent / "nli-predictions.sqlite")
+    scorers = [build_scorer(name=n, backend=backend) for n in scorer_names]
     rows: dict[str, dict[str, float]] = {}
     for ds in load_datasets(specs=args.data or ["dev"]):
         for name, sc in zip(scorer_names, scorers):
