@@ -329,10 +329,18 @@ def _lems(doc: Any, rng: tuple[int, int]) -> set[str]:
     return content_lemmas(doc[rng[0] : rng[1]])
 
 
+def _core_overlap(sentence: Any, ev_lem: set[str], *, also: Any = ()) -> float:
+    """Share of the claim's content lemmas found in ``ev_lem``, relation words (verbs, adjectives,
+    adverbs, prepositions, and ``also``) left out: what the two sentences are *about*, not what they say of it."""
+    claim_lem = content_lemmas(sentence)
+    relation_words = {t.lemma_.lower() for t in sentence if t.pos_ in ("VERB", "AUX", "ADJ", "ADV", "ADP")} | set(also)
+    return _overlap((claim_lem - relation_words) or claim_lem, ev_lem)
+
+
 # Negative-polarity constructions beyond a plain "not": "has yet to be captain" means "is not captain"
 # and small NLI models read it as entailed by "is the captain" (the shipped model gives e = 0.54).
 _POLARITY_PHRASES = (("yet", "to"), ("no", "longer"), ("failed", "to"), ("fails", "to"), ("fail", "to"),
-                     ("never",), ("not",), ("n't",), ("no",), ("none",), ("nobody",), ("nothing",), ("neither",))
+                     *((w,) for w in sorted(_NEGATIONS | {"none", "nobody", "nothing", "neither"})))
 
 
 def negative_polarity(tokens: Any) -> tuple[int, int] | None:
@@ -358,17 +366,14 @@ def polarity_clash(sentence: Any, evidence_sentence: Any, *, min_overlap: float)
 
     Returns the cue's character offsets *relative to the sentence* and its
     text, or None. Alignment is the share of the claim's content lemmas
-    (relation words excluded, as in :func:`relation_flips`) found in the
+    (relation words excluded; :func:`_core_overlap`) found in the
     evidence sentence; below ``min_overlap`` the two are about different
     things and a polarity difference says nothing.
     """
     cue = negative_polarity(sentence)
     if cue is None or negative_polarity(evidence_sentence) is not None:
         return None
-    claim_lem = content_lemmas(sentence)
-    relation_words = {t.lemma_.lower() for t in sentence if t.pos_ in ("VERB", "AUX", "ADJ", "ADV", "ADP")}
-    core = (claim_lem - relation_words) or claim_lem
-    if _overlap(core, content_lemmas(evidence_sentence)) < min_overlap:
+    if _core_overlap(sentence, content_lemmas(evidence_sentence)) < min_overlap:
         return None
     doc = sentence.doc
     a, b = doc[cue[0]].idx, doc[cue[1] - 1].idx + len(doc[cue[1] - 1].text)
@@ -385,12 +390,9 @@ def relation_flips(sentence: Any, evidence_sentence: Any, *, min_overlap: float 
     doc, edoc = sentence.doc, evidence_sentence.doc
     base = sentence.start_char
     flips: list[RelationFlip] = []
-    claim_lem = content_lemmas(sentence)
     ev_lem = content_lemmas(evidence_sentence)
     ev_lower = {t.lower_ for t in evidence_sentence}
-    relation_words = {t.lemma_.lower() for t in sentence if t.pos_ in ("VERB", "AUX", "ADJ", "ADV", "ADP")} | set(_ANTONYMS)
-    core = claim_lem - relation_words
-    if _overlap(core or claim_lem, ev_lem) < min_overlap:
+    if _core_overlap(sentence, ev_lem, also=_ANTONYMS) < min_overlap:
         return flips
 
     def flip(a: int, b: int, sugg: str, kind: str, ea: int, eb: int) -> None:

@@ -247,6 +247,20 @@ class HallucinationDetector:
             return Span(start=a, end=b, text=evidence[a:b])
 
         window_span = sv.evidence
+
+        def relation_span(f: Any, overlap: float, reason: str) -> HallucinationSpan:
+            start, end = base + f.start, base + f.end
+            return HallucinationSpan(start=start, end=end, text=passage[start:end], type="relation",
+                                     confidence=_clamp(0.5 * overlap + 0.5 * max(c, 1.0 - e)),
+                                     evidence=ev_span(f.evidence_start, f.evidence_end), suggestion=f.suggestion,
+                                     reason=reason)
+
+        def polarity_span(clash: tuple[int, int, str], ev: Any, overlap: float) -> HallucinationSpan:
+            return HallucinationSpan(start=sv.span.start, end=sv.span.end, text=sv.span.text, type="contradictory",
+                                     confidence=_clamp(0.5 * overlap + 0.5 * max(c, 1.0 - e)),
+                                     evidence=ev_span(ev.start_char, ev.end_char), suggestion=None,
+                                     reason=f"polarity-clash:{clash[2]}")
+
         out: list[HallucinationSpan] = []
         unknown_names: list[tuple[int, int, str]] = []
         # Phrase level: entities, numbers and dates.
@@ -288,26 +302,12 @@ class HallucinationDetector:
                 return out
             flips = [f for f in relation_flips(sent, alt, min_overlap=self.polarity_override) if f.kind == "negation"]
             if flips:  # a plain "not" has a one-token fix
-                f = flips[0]
-                start, end = base + f.start, base + f.end
-                return [HallucinationSpan(start=start, end=end, text=passage[start:end], type="relation",
-                                          confidence=_clamp(0.5 * alt_overlap + 0.5 * max(c, 1.0 - e)),
-                                          evidence=ev_span(f.evidence_start, f.evidence_end), suggestion=f.suggestion,
-                                          reason="relation-negation-polarity")]
-            return [HallucinationSpan(start=sv.span.start, end=sv.span.end, text=sv.span.text, type="contradictory",
-                                      confidence=_clamp(0.5 * alt_overlap + 0.5 * max(c, 1.0 - e)),
-                                      evidence=ev_span(alt.start_char, alt.end_char), suggestion=None,
-                                      reason=f"polarity-clash:{clash[2]}")]
+                return [relation_span(flips[0], alt_overlap, "relation-negation-polarity")]
+            return [polarity_span(clash, alt, alt_overlap)]
         # Phrase level: relations, against the best-aligned evidence sentence.
         if ev_sent is not None:
-            for f in relation_flips(sent, ev_sent, min_overlap=self.relation_min_overlap):
-                start, end = base + f.start, base + f.end
-                out.append(HallucinationSpan(
-                    start=start, end=end, text=passage[start:end], type="relation",
-                    confidence=_clamp(0.5 * ev_overlap + 0.5 * max(c, 1.0 - e)),
-                    evidence=ev_span(f.evidence_start, f.evidence_end), suggestion=f.suggestion,
-                    reason=f"relation-{f.kind}",
-                ))
+            out.extend(relation_span(f, ev_overlap, f"relation-{f.kind}")
+                       for f in relation_flips(sent, ev_sent, min_overlap=self.relation_min_overlap))
         if out:
             return out
         if c >= self.contradiction_threshold and c >= e and c >= n:
@@ -315,10 +315,7 @@ class HallucinationDetector:
         if alt is not None:
             clash = polarity_clash(sent, alt, min_overlap=self.relation_min_overlap)
             if clash is not None:
-                return [HallucinationSpan(start=sv.span.start, end=sv.span.end, text=sv.span.text, type="contradictory",
-                                          confidence=_clamp(0.5 * alt_overlap + 0.5 * max(c, 1.0 - e)),
-                                          evidence=ev_span(alt.start_char, alt.end_char), suggestion=None,
-                                          reason=f"polarity-clash:{clash[2]}")]
+                return [polarity_span(clash, alt, alt_overlap)]
         invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e)
         if invented is not None:
             return [invented]

@@ -49,7 +49,7 @@ h1{font-size:1.2rem} h2{font-size:1rem;margin-top:2rem}
 """
 
 
-def _tip(span: Any, evidence: str) -> str:
+def _tip(span: Any) -> str:
     parts = [f"<b>{html.escape(span.type)}</b>"]
     if span.confidence is not None:
         parts.append(f" · confidence {span.confidence:.2f}")
@@ -75,7 +75,7 @@ def render_html(*, result: DetectionResult, title: str = "veridic: detected hall
         out.append(
             f'<mark class="hl t-{html.escape(s.type)}" tabindex="0" data-type="{html.escape(s.type)}" '
             f'data-start="{s.start}" data-end="{s.end}" style="background:{colour}55" id="span-{i}">'
-            f'{html.escape(s.text)}<span class="tip" role="tooltip">{_tip(s, result.evidence)}</span></mark>'
+            f'{html.escape(s.text)}<span class="tip" role="tooltip">{_tip(s)}</span></mark>'
         )
         pos = s.end
     out.append(html.escape(p[pos:]))
