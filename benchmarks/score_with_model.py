@@ -19,7 +19,7 @@ import argparse
 import csv
 from pathlib import Path
 
-from veridic.bench.cache import ScoreCache, default_cache_dir
+from veridic.bench.cache import ScoreCache, default_cache_dir, nli_cache_path
 from veridic.bench.datasets import load_datasets
 from veridic.bench.runner import score_dataset
 from veridic.bench.scorers import build_scorer
@@ -38,7 +38,7 @@ def main() -> None:
     scorer_names = args.scorer or ["e", "e-c"]
     cache = ScoreCache(directory=default_cache_dir())
     # e and e-c share every NLI call; the on-disk prediction cache (the one `veridic bench` uses) keeps them across runs.
-    backend = CachedBackend(load_backend(args.model, kind=args.backend), path=cache.directory.parent / "nli-predictions.sqlite")
+    backend = CachedBackend(load_backend(args.model, kind=args.backend), path=nli_cache_path(score_dir=cache.directory))
     scorers = [build_scorer(name=n, backend=backend) for n in scorer_names]
     rows: dict[str, dict[str, float]] = {}
     for ds in load_datasets(specs=args.data or ["dev"]):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CacheEntry", "ScoreCache", "cache_key", "default_cache_dir", "veridic_version"]
+__all__ = ["CacheEntry", "ScoreCache", "cache_key", "default_cache_dir", "nli_cache_path", "veridic_version"]
 
 
 def veridic_version() -> str:
@@ -51,6 +51,11 @@ def default_cache_dir() -> Path:
     """``$VERIDIC_CACHE`` if set, else ``~/.cache/veridic/scores``."""
     env = os.environ.get("VERIDIC_CACHE")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "veridic" / "scores"
+
+
+def nli_cache_path(*, score_dir: Path) -> Path:
+    """The NLI prediction cache (SQLite) kept beside a score-cache folder, shared by every run that uses it."""
+    return Path(score_dir).parent / "nli-predictions.sqlite"
 
 
 def cache_key(*, describe: dict[str, Any], veridic_version: str, data_hash: str) -> str:

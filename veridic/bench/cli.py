@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from veridic.bench.cache import ScoreCache, default_cache_dir
+from veridic.bench.cache import ScoreCache, default_cache_dir, nli_cache_path
 from veridic.bench.datasets import load_datasets
 from veridic.bench.report import write_report
 from veridic.bench.runner import run_benchmark
@@ -100,7 +100,7 @@ def bench(
         if clash:
             raise ConfigError(f"Score-file column(s) {', '.join(map(repr, clash))} share a name with --scorer; rename the column.")
         cache_root = cache_dir or default_cache_dir()
-        nli_cache = None if no_cache else cache_root.parent / "nli-predictions.sqlite"
+        nli_cache = None if no_cache else nli_cache_path(score_dir=cache_root)
         model_backend = _load_backend(model, backend, nli_cache) if any(s.needs_backend for s in specs) else None
         scorers = [build_scorer(name=n, backend=model_backend) for n in names] + external
         cache = None if no_cache else ScoreCache(directory=cache_root)
