@@ -1,7 +1,7 @@
 """Copy a trained NLI model into the package as the embedded default.
 
 Usage:
-    python scripts/ship_model.py --run /work/runs/nli-v1 [--checkpoint step-00002400] [--max-length 256]
+    python scripts/ship_model.py --run runs/nli-v1 [--checkpoint step-00002400] [--max-length 256]
 
 ``--checkpoint`` ships a periodic checkpoint's weights (config and tokenizer
 come from the backbone with veridic's label names) when a run was stopped

@@ -1,7 +1,7 @@
 """Config and trainer of veridic's embedded NLI model (MiniLM cross-encoder).
 
 >>> cfg = load_config("configs/nli-minilm.yaml")                      # doctest: +SKIP
->>> final = train_nli(config=cfg, output_dir="/work/runs/nli-v1", max_minutes=95)  # doctest: +SKIP
+>>> final = train_nli(config=cfg, output_dir="runs/nli-v1", max_minutes=95)  # doctest: +SKIP
 >>> final.name                                                           # doctest: +SKIP
 'final'
 
