@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from test_scorer import SRC, WordBackend
+
 from veridic.errors import ConfigError
 from veridic.lexical import lexical_features
 from veridic.nli.hybrid import ALL_FEATURES, HybridScorer, HybridWeights, fit_hybrid

