@@ -15,9 +15,7 @@ look scores up by row id instead of computing them.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from veridic.errors import ConfigError, DataFormatError, InputError, RegistryError, did_you_mean
 from veridic.io.records import read_records
+from veridic.lexical import lexical_features
 from veridic.types import Verdict
 
 __all__ = [
@@ -164,24 +163,19 @@ register_scorer("hybrid+mc", needs_backend=True, summary="hybrid with 15 Monte-C
 # ---------------------------------------------------------------------------
 # lexical-overlap baseline
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-
-
-def _stop_words() -> frozenset[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS)
-
 
 class OverlapScorer:
     """Lexical baseline: the fraction of the claim's n-grams found in the source.
 
-    ``ngram=1``: content-word unigrams (lower-cased, scikit-learn's English
-    stop words removed). ``ngram=2``: bigrams over all lower-cased tokens
-    (removing stop words first would invent adjacencies). A claim with no
-    content words falls back to all its tokens, and a claim with no tokens at
-    all (punctuation only) asserts nothing checkable, so it scores 1.0.
-    ``e``, ``n``, ``c`` are NaN: this is not a probability model.
+    The n-grams are those of :func:`veridic.lexical.lexical_features`, the same
+    features the hybrid scorer combines with NLI, so the baseline rows of a
+    benchmark are exactly the lexical half of the shipped default.
+    ``ngram=1``: content-word unigrams (lower-cased, stop words removed; a
+    claim with no content words falls back to all its tokens). ``ngram=2``:
+    bigrams over all lower-cased tokens (removing stop words first would invent
+    adjacencies); a one-token claim falls back to the unigram share. A claim
+    with no tokens at all (punctuation only) asserts nothing checkable, so it
+    scores 1.0. ``e``, ``n``, ``c`` are NaN: this is not a probability model.
 
     >>> OverlapScorer(ngram=2).score(sources=["a b c"], claims=["a b d"])[0].score
     0.5
@@ -192,28 +186,10 @@ class OverlapScorer:
             raise ConfigError(f"OverlapScorer supports ngram=1 or 2; got {ngram}.")
         self.ngram = ngram
         self.name = name or ("overlap" if ngram == 1 else "overlap-bigram")
-        self._stop = _stop_words()
-
-    def _grams(self, text: str, *, content_only: bool) -> list[tuple[str, ...]]:
-        tokens = [t.lower() for t in _TOKEN.findall(text)]
-        if self.ngram == 1:
-            if content_only:
-                content = [t for t in tokens if t not in self._stop]
-                tokens = content or tokens
-            return [(t,) for t in tokens]
-        if len(tokens) < 2:
-            return [(t,) for t in tokens]
-        return list(itertools.pairwise(tokens))
+        self._feature = "overlap_unigram" if ngram == 1 else "overlap_bigram"
 
     def _one(self, source: str, claim: str) -> float:
-        claim_grams = self._grams(claim, content_only=True)
-        if not claim_grams:
-            return 1.0
-        src_tokens = [t.lower() for t in _TOKEN.findall(source)]
-        src = {(t,) for t in src_tokens}
-        if self.ngram == 2:
-            src |= set(itertools.pairwise(src_tokens))
-        return sum(g in src for g in claim_grams) / len(claim_grams)
+        return lexical_features(source=source, claim=claim)[self._feature]
 
     def score(
         self,
@@ -240,7 +216,7 @@ class OverlapScorer:
             "revision": None,
             "method": "overlap",
             "ngram": self.ngram,
-            "stop_words": "sklearn ENGLISH_STOP_WORDS" if self.ngram == 1 else None,
+            "features": f"veridic.lexical {self._feature}",
             "mc_samples": 0,
             "granularity": "document",
             "aggregation": "fraction of claim n-grams in source",
