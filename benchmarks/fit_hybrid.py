@@ -28,10 +28,10 @@ def compute_features(*, model: str | None, specs: list[str], out: Path, batch: i
     path = out / "features.jsonl"
     if path.exists():
         return [json.loads(line) for line in path.open()]
-    from veridic.bench.cache import default_cache_dir
+    from veridic.bench.cache import default_cache_dir, nli_cache_path
 
     # The same on-disk prediction cache as `veridic bench`, so the bench run that follows reuses this pass.
-    backend = CachedBackend(load_backend(model), path=default_cache_dir().parent / "nli-predictions.sqlite")
+    backend = CachedBackend(load_backend(model), path=nli_cache_path(score_dir=default_cache_dir()))
     # Pooling does not matter here: the features read the per-sentence verdicts.
     scorer = NLIScorer(backend=backend, method="e-c", granularity="sentence", claim_aggregation="min")
     rows = []
@@ -85,7 +85,7 @@ def main() -> None:
     print("| **mean** | | " + " | ".join(f"**{100 * mean[c]:.1f}**" for c in cols) + " |")
     final = fit_hybrid(
         features=x, labels=y, names=names, C=args.C,
-        meta={"fitted_on": datasets, "n": int(len(y)), "C": args.C, "lodo_auc": {d: table[d]["hybrid_lodo"] for d in datasets},
+        meta={"fitted_on": datasets, "n": len(y), "C": args.C, "lodo_auc": {d: table[d]["hybrid_lodo"] for d in datasets},
               "lodo_auc_mean": mean["hybrid_lodo"], "model": args.model, "command": "python benchmarks/fit_hybrid.py " + " ".join(f"--data {d}" for d in args.data)},
     )
     # Per-example out-of-dataset scores, for `veridic bench --scores` (honest CIs and tests).

@@ -8,10 +8,10 @@ Granularity ``document`` scores the whole claim against token-budgeted
 source chunks (max over chunks); ``sentence`` scores every claim sentence
 against windows of consecutive source sentences, keeps the best window per
 sentence (with its offsets as evidence) and pools sentences by a named
-strategy (``mean`` by default: on the dev sets it beat ``min`` by 2 AUC points,
-79.7 vs 66.3 on multi-sentence FRANK summaries).
+strategy (``mean`` by default: on the seven dev sets it beat ``min`` by 2 AUC
+points on average, and by 13 on multi-sentence FRANK summaries, 79.7 vs 66.3).
 
->>> from veridic.nli import NLIScorer, load_backend        # doctest: +SKIP
+>>> from veridic.nli import NLIScorer, load_backend
 >>> scorer = NLIScorer(backend=load_backend(), method="e-c")
 >>> v = scorer.score(sources=["The firm hired 200 engineers in 2023."],
 ...                  claims=["The firm laid off engineers in 2023."])[0]
@@ -22,7 +22,6 @@ strategy (``mean`` by default: on the dev sets it beat ``min`` by 2 AUC points,
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -30,26 +29,15 @@ from typing import Any, Literal
 import numpy as np
 
 from veridic.errors import ConfigError, InputError
+from veridic.lexical import content_words
 from veridic.nli.aggregate import get_claim_aggregation, get_source_aggregation
 from veridic.nli.backend import NLIBackend
 from veridic.text import chunk_text, sentence_windows, split_sentences
 from veridic.types import Label, SentenceVerdict, Span, Verdict, normalise_context
 
-__all__ = ["NLIScorer", "METHODS", "Scorer"]
+__all__ = ["METHODS", "NLIScorer", "Scorer"]
 
 METHODS = ("e", "e-c")
-_WORD = re.compile(r"[\w']+", re.UNICODE)
-_STOP = frozenset(
-    "a an the and or but if of to in on at by for with from as is are was were be been being it its this that these those "
-    "he she they we you i his her their our your my me him them us not no do does did has have had will would can could "
-    "should may might must shall there here than then so such also about into over after before".split()
-)
-
-
-def _content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
-
-
 class Scorer:
     """Protocol-like base: anything with ``name``, ``score(...)`` and ``describe()``."""
 
@@ -142,6 +130,7 @@ class NLIScorer(Scorer):
             "aggregation": {"source": self.source_aggregation, "claim": self.claim_aggregation},
             "window_sentences": self.window_sentences,
             "max_windows": self.max_windows,
+            "window_filter": "veridic.lexical.content_words overlap" if self.max_windows else None,
             "context_mode": self.context_mode,
             "threshold": self.threshold,
             "seed": self.seed,
@@ -181,8 +170,9 @@ class NLIScorer(Scorer):
             if len(whole) == 1 and (whole[0].start, whole[0].end) not in seen:
                 wins.append(whole[0])  # short sources: also judge against all of it at once
         if self.max_windows is not None and len(wins) > self.max_windows:
-            cw = _content_words(claim_text)
-            overlap = [len(cw & _content_words(w.text)) / (len(cw) or 1) for w in wins]
+            # Same content words as the lexical features (veridic.lexical), so "overlap" means one thing.
+            cw = set(content_words(claim_text))
+            overlap = [len(cw & set(content_words(w.text))) / (len(cw) or 1) for w in wins]
             keep = sorted(range(len(wins)), key=lambda i: (-overlap[i], i))[: self.max_windows]
             wins = [wins[i] for i in sorted(keep)]
         return wins
