@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import zlib
 
 import numpy as np
 
@@ -16,8 +17,8 @@ class FakeNLIBackend:
 
     ``script`` maps a substring of the hypothesis to fixed (e, n, c) probabilities; the first key found
     wins. Otherwise entailment is 0.9 × the share of hypothesis words found in the premise, and a
-    hypothesis containing "never" gets contradiction 0.5 × (1 − share). MC samples add seeded noise
-    to e (and its negative to n), so aggregation over samples can be checked exactly.
+    hypothesis containing "never" gets contradiction 0.5 × (1 − share). MC samples add noise seeded
+    per pair to e (and its negative to n), so aggregation over samples can be checked exactly.
 
     >>> b = FakeNLIBackend({"Paris": CONTRA})
     >>> b.predict(["Cats sat."], ["Cats sat."]).round(2).tolist()
@@ -63,7 +64,8 @@ class FakeNLIBackend:
             out.append([e * 0.9, 1 - e * 0.9 - c, c])
         arr = np.array(out, dtype=float).reshape(len(out), 3)
         if mc_samples:
-            rng = np.random.default_rng(seed)
-            noise = rng.normal(0, 0.01, size=(len(out), mc_samples, 1))
+            # Seeded per pair, as the real backends are, so results do not depend on batching.
+            noise = np.stack([np.random.default_rng([seed, zlib.crc32(f"{p}\x00{h}".encode())]).normal(0, 0.01, size=(mc_samples, 1))
+                              for p, h in zip(premises, hypotheses)]).reshape(len(out), mc_samples, 1)
             arr = np.clip(arr[:, None, :] + np.concatenate([noise, -noise, 0 * noise], axis=-1), 0, 1)
         return arr

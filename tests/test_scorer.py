@@ -181,3 +181,38 @@ def test_disk_cache_survives_a_new_wrapper(tiny_backend, tmp_path):
     m1 = first.predict([SRC], ["Acme."], mc_samples=3, seed=1)
     m2 = CachedBackend(tiny_backend, path=db).predict([SRC], ["Acme."], mc_samples=3, seed=1)
     np.testing.assert_array_equal(m1, m2)
+
+
+class _FailsAfter(WordBackend):
+    """Raises on the ``n``-th predict call, as a run stopped mid-way would."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+
+    def predict(self, premises, hypotheses, **kw):
+        if len(self.calls) + 1 >= self.n:
+            raise KeyboardInterrupt
+        return super().predict(premises, hypotheses, **kw)
+
+
+def test_disk_cache_keeps_finished_chunks_of_a_stopped_run(tmp_path):
+    from veridic.nli import CachedBackend
+
+    db = tmp_path / "nli.sqlite"
+    prem = [f"word{i} " * (i + 1) for i in range(7)]
+    hyp = [f"word{i}" for i in range(7)]
+    with pytest.raises(KeyboardInterrupt):
+        CachedBackend(_FailsAfter(3), path=db, chunk_size=3).predict(prem, hyp, mc_samples=2, seed=5)
+    resumed = CachedBackend(WordBackend(), path=db, chunk_size=3)
+    got = resumed.predict(prem, hyp, mc_samples=2, seed=5)
+    assert resumed.hits == 6 and resumed.misses == 1  # two chunks of 3 were committed before the stop
+    np.testing.assert_array_equal(got, WordBackend().predict(prem, hyp, mc_samples=2, seed=5))
+    assert [len(c[0]) for c in resumed.inner.calls] == [1]
+
+
+def test_cached_backend_rejects_a_bad_chunk_size():
+    from veridic.nli import CachedBackend
+
+    with pytest.raises(ConfigError, match="chunk_size"):
+        CachedBackend(WordBackend(), chunk_size=0)

@@ -6,10 +6,10 @@ array ``[n, 3]`` in (entailment, neutral, contradiction) order — or
 ``[n, k, 3]`` with ``mc_samples=k`` Monte-Carlo dropout samples — whatever
 order the model's own config uses.
 
->>> from veridic.nli import load_backend        # doctest: +SKIP
+>>> from veridic.nli import load_backend
 >>> b = load_backend()                           # the embedded default model
->>> b.predict(["A man sleeps."], ["A person rests."]).round(2)
-array([[0.9 , 0.08, 0.02]])
+>>> b.predict(["A man is sleeping on a couch."], ["A man is asleep."]).round(1)
+array([[0.8, 0.1, 0.1]])
 """
 
 from __future__ import annotations
@@ -541,13 +541,18 @@ class CachedBackend:
     ``CachingLM``. With ``path`` the cache also lives on disk (SQLite, keyed
     by the model's id and revision too), so a later run reuses it. Cached
     results are exactly the wrapped backend's, since predictions are
-    deterministic per pair (MC dropout is seeded per pair).
+    deterministic per pair (MC dropout is seeded per pair). On disk, new
+    predictions are committed every ``chunk_size`` pairs, so a stopped run
+    resumes where it was.
 
     >>> cb = CachedBackend(backend, path="~/.cache/veridic/nli.sqlite")   # doctest: +SKIP
     """
 
-    def __init__(self, backend: NLIBackend, *, path: str | Path | None = None, max_items: int = 2_000_000):
+    def __init__(self, backend: NLIBackend, *, path: str | Path | None = None, max_items: int = 2_000_000, chunk_size: int = 256):
+        if chunk_size < 1:
+            raise ConfigError(f"chunk_size must be >= 1; got {chunk_size}.")
         self.inner = backend
+        self.chunk_size = chunk_size
         self._memo: dict[tuple[str, str, int, int], np.ndarray] = {}
         self.max_items = max_items
         self.hits = 0
@@ -565,6 +570,36 @@ class CachedBackend:
     def __getattr__(self, name: str) -> Any:
         # Everything but predict() is the wrapped backend's own.
         return getattr(self.inner, name)
+
+    def _predict_missing(self, missing: list[tuple[str, str, int, int]], *, mc_samples: int, seed: int, progress: bool) -> None:
+        # With a disk cache, predict in chunks and commit each one, so a run that is stopped (a long MC job,
+        # a session that ends) keeps what it computed. Chunks are cut from the length-sorted pairs, which
+        # keeps the inner backend's length bucketing; results do not depend on batching (seeded per pair).
+        chunk = self.chunk_size if self._db is not None else len(missing)
+        order = sorted(missing, key=lambda k: len(k[0]) + len(k[1])) if len(missing) > chunk else missing
+        bar = None
+        if progress and len(order) > chunk:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(order), desc="NLI", unit="pair")
+        try:
+            for i in range(0, len(order), chunk):
+                part = order[i : i + chunk]
+                got = self.inner.predict([k[0] for k in part], [k[1] for k in part], mc_samples=mc_samples, seed=seed,
+                                         progress=progress and bar is None)
+                for k, row in zip(part, got):
+                    self._memo[k] = row
+                if self._db is not None:
+                    with self._db:
+                        self._db.executemany(
+                            "INSERT OR REPLACE INTO preds (key, probs) VALUES (?, ?)",
+                            [(self._db_key(k), np.ascontiguousarray(r, dtype=np.float64).tobytes()) for k, r in zip(part, got)],
+                        )
+                if bar is not None:
+                    bar.update(len(part))
+        finally:
+            if bar is not None:
+                bar.close()
 
     def _db_key(self, k: tuple[str, str, int, int]) -> str:
         return hashlib.sha256(json.dumps([self._model_key, *k]).encode("utf-8", "surrogatepass")).hexdigest()
@@ -585,17 +620,9 @@ class CachedBackend:
         self.hits += len(keys) - len(missing)
         self.misses += len(missing)
         if missing:
-            got = self.inner.predict([k[0] for k in missing], [k[1] for k in missing], mc_samples=mc_samples, seed=seed, progress=progress)
             if len(self._memo) + len(missing) > self.max_items:
                 self._memo.clear()
-            for k, row in zip(missing, got):
-                self._memo[k] = row
-            if self._db is not None:
-                with self._db:
-                    self._db.executemany(
-                        "INSERT OR REPLACE INTO preds (key, probs) VALUES (?, ?)",
-                        [(self._db_key(k), np.ascontiguousarray(r, dtype=np.float64).tobytes()) for k, r in zip(missing, got)],
-                    )
+            self._predict_missing(missing, mc_samples=mc_samples, seed=seed, progress=progress)
         if not keys:
             return self.inner.predict([], [], mc_samples=mc_samples, seed=seed)
         return np.stack([self._memo[k] for k in keys])
