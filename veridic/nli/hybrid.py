@@ -7,7 +7,7 @@ handful of weights, fitted by :func:`fit_hybrid` on labelled benchmark rows
 and validated leave-one-dataset-out (``benchmarks/fit_hybrid.py``), so the
 reported AUC of each dataset comes from weights that never saw it.
 
->>> from veridic.nli import load_backend                        # doctest: +SKIP
+>>> from veridic.nli import load_backend
 >>> from veridic.nli.hybrid import HybridScorer
 >>> s = HybridScorer(backend=load_backend())                    # weights shipped with the model
 >>> s.score(sources=["Alice paid 30 dollars."], claims=["Alice paid 40 dollars."])[0].label
