@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import pytest
 
@@ -88,3 +89,55 @@ def test_nli_factory_builds_a_real_scorer_around_a_backend(tiny_backend):
     assert s.name == "e-c-doc" and d["method"] == "e-c" and d["granularity"] == "document"
     v = s.score(sources=["The cat sat on the mat."], claims=["The cat sat."])
     assert len(v) == 1 and -1.0 <= v[0].score <= 1.0
+
+
+def _install_plugin(tmp_path, monkeypatch, entry_points: str, module: str) -> None:
+    """A fake installed distribution: a module plus a dist-info folder whose entry points importlib.metadata reads."""
+    (tmp_path / "veridic_demo_plugin.py").write_text(module, encoding="utf-8")
+    info = tmp_path / "veridic_demo_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: veridic-demo-plugin\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[veridic.scorers]\n" + entry_points, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "veridic_demo_plugin", raising=False)
+
+
+PLUGIN = '''
+from veridic.bench.scorers import OverlapScorer
+
+
+def bigram(backend):
+    """Bigram overlap, registered again by a plugin."""
+    return OverlapScorer(ngram=2)
+
+
+bigram.needs_backend = False
+'''
+
+
+def test_a_scorer_plugin_is_found_by_entry_point_and_imported_on_demand(tmp_path, monkeypatch):
+    from veridic.bench import scorers as reg
+
+    _install_plugin(tmp_path, monkeypatch, "demo-bigram = veridic_demo_plugin:bigram\n", PLUGIN)
+    monkeypatch.setattr(reg, "_REGISTRY", dict(reg._REGISTRY))
+    assert "demo-bigram" in scorer_names()
+    assert "veridic_demo_plugin" not in sys.modules  # listing names imports nothing
+    spec = get_scorer_spec("demo-bigram")
+    assert spec.needs_backend is False and spec.summary.startswith("Bigram overlap")
+    s = build_scorer(name="demo-bigram")
+    assert s.name == "demo-bigram"
+    assert s.score(sources=["the red fox jumps"], claims=["red fox sleeps"])[0].score == pytest.approx(1 / 2)
+
+
+def test_a_plugin_cannot_shadow_a_builtin_and_a_broken_one_says_why(tmp_path, monkeypatch):
+    from veridic.bench import scorers as reg
+
+    _install_plugin(tmp_path, monkeypatch, "overlap = veridic_demo_plugin:bigram\nbroken = veridic_demo_plugin:missing\n", PLUGIN)
+    monkeypatch.setattr(reg, "_REGISTRY", dict(reg._REGISTRY))
+    with pytest.warns(UserWarning, match="'overlap', which is already taken"):
+        assert "overlap" in scorer_names()
+    assert get_scorer_spec("overlap").factory is reg._REGISTRY["overlap"].factory
+    with pytest.warns(UserWarning), pytest.raises(RegistryError, match="broken.*failed to import: AttributeError"):
+        get_scorer_spec("broken")
+    with pytest.warns(UserWarning), pytest.raises(RegistryError, match="Unknown scorer 'brokn'.*Did you mean 'broken'"):
+        get_scorer_spec("brokn")

@@ -7,6 +7,12 @@ Model-free scorers (``overlap``, ``overlap-bigram``) ignore the backend.
 Per-example score files (``--scores``) become :class:`ExternalScores`, which
 look scores up by row id instead of computing them.
 
+Other packages add scorers through the ``veridic.scorers`` entry-point group
+(``name = "module:factory"``). The factory is imported only when its name is
+asked for; it may be a :class:`ScorerSpec` or a callable ``factory(backend)``
+with optional ``needs_backend`` (default True) and ``summary`` attributes.
+Built-in names win over a plugin of the same name.
+
 >>> s = build_scorer(name="overlap")
 >>> [round(v.score, 2) for v in s.score(sources=["The cat sat on the mat."], claims=["The cat sat on a hat."])]
 [0.67]
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +34,7 @@ from veridic.lexical import lexical_features
 from veridic.types import Verdict
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "ExternalScores",
     "OverlapScorer",
     "Scorer",
@@ -68,6 +76,7 @@ class ScorerSpec:
 
 
 _REGISTRY: dict[str, ScorerSpec] = {}
+ENTRY_POINT_GROUP = "veridic.scorers"
 
 
 def register_scorer(name: str, *, needs_backend: bool, summary: str, overwrite: bool = False):
@@ -89,20 +98,52 @@ def register_scorer(name: str, *, needs_backend: bool, summary: str, overwrite: 
     return decorate
 
 
+def _plugin_entry_points() -> dict[str, Any]:
+    """Entry points of the ``veridic.scorers`` group whose names no built-in scorer takes."""
+    from importlib.metadata import entry_points
+
+    out: dict[str, Any] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in _REGISTRY or ep.name in out:
+            warnings.warn(f"The scorer plugin {ep.value!r} is named {ep.name!r}, which is already taken; it is ignored.", stacklevel=3)
+            continue
+        out[ep.name] = ep
+    return out
+
+
+def _spec_from_plugin(name: str, ep: Any) -> ScorerSpec:
+    dist = getattr(getattr(ep, "dist", None), "name", None) or "its package"
+    try:
+        obj = ep.load()
+    except Exception as exc:  # a broken plugin must not take the registry down, but must say why
+        raise RegistryError(f"The scorer plugin {name!r} ({ep.value}, from {dist}) failed to import: {type(exc).__name__}: {exc}") from exc
+    if isinstance(obj, ScorerSpec):
+        return ScorerSpec(name=name, factory=obj.factory, needs_backend=obj.needs_backend, summary=obj.summary)
+    if not callable(obj):
+        raise RegistryError(f"The scorer plugin {name!r} ({ep.value}) should be a ScorerSpec or a callable factory(backend) -> Scorer; got {type(obj).__name__}.")
+    summary = getattr(obj, "summary", None) or ((obj.__doc__ or "").strip().splitlines() or [f"plugin from {dist}"])[0]
+    return ScorerSpec(name=name, factory=obj, needs_backend=bool(getattr(obj, "needs_backend", True)), summary=summary)
+
+
 def scorer_names() -> list[str]:
-    """Names of the registered scorers."""
-    return sorted(_REGISTRY)
+    """Names of the registered scorers, plugins included (without importing them)."""
+    return sorted({*_REGISTRY, *_plugin_entry_points()})
 
 
 def get_scorer_spec(name: str) -> ScorerSpec:
-    """Look up a registered scorer, with a 'did you mean' hint when unknown."""
-    try:
+    """Look up a registered scorer (or a plugin, imported now), with a 'did you mean' hint when unknown."""
+    if name in _REGISTRY:
         return _REGISTRY[name]
-    except KeyError:
-        raise RegistryError(
-            f"Unknown scorer {name!r}; registered scorers: {', '.join(scorer_names())}. "
-            f"Per-example score files go to --scores instead.{did_you_mean(name, _REGISTRY)}"
-        ) from None
+    plugins = _plugin_entry_points()
+    if name in plugins:
+        spec = _spec_from_plugin(name, plugins[name])
+        _REGISTRY[name] = spec
+        return spec
+    names = scorer_names()
+    raise RegistryError(
+        f"Unknown scorer {name!r}; registered scorers: {', '.join(names)}. "
+        f"Per-example score files go to --scores instead.{did_you_mean(name, names)}"
+    )
 
 
 def build_scorer(*, name: str, backend: Any = None) -> Scorer:
