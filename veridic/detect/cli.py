@@ -52,6 +52,14 @@ def _text_or_file(value: str) -> str:
     return value
 
 
+def _emit_report(rep: dict[str, Any], out: Path | None) -> None:
+    """A benchmark report as indented JSON on standard output, and in ``out`` when given."""
+    text = json.dumps(rep, indent=2) + "\n"
+    if out:
+        out.write_text(text, encoding="utf-8")
+    sys.stdout.write(text)
+
+
 if typer is not None:
     app = typer.Typer(help="Find, type and fix hallucinated spans (FAVA taxonomy).", add_completion=False, invoke_without_command=True)
     bench_app = typer.Typer(help="Detection benchmarks.", no_args_is_help=True)
@@ -145,10 +153,7 @@ if typer is not None:
         except VeridicError as exc:
             _fail(exc)
             return
-        text = json.dumps(rep, indent=2)
-        if out:
-            out.write_text(text + "\n")
-        sys.stdout.write(text + "\n")
+        _emit_report(rep, out)
 
     @bench_app.command("wice")
     def bench_wice(
@@ -167,10 +172,7 @@ if typer is not None:
         except VeridicError as exc:
             _fail(exc)
             return
-        text = json.dumps(rep, indent=2)
-        if out:
-            out.write_text(text + "\n")
-        sys.stdout.write(text + "\n")
+        _emit_report(rep, out)
 else:  # pragma: no cover
     app = None
 
