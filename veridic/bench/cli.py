@@ -66,7 +66,7 @@ def _command(argv: dict[str, Any]) -> str:
 def bench(
     data: Annotated[list[str], typer.Option("--data", "-d", metavar="PATH_OR_GROUP", help="Dataset file, folder or group name (e.g. 'dev'); repeat for more.")],
     out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Folder for report.json, report.md and ROC PNGs.")],
-    scorer: Annotated[list[str] | None, typer.Option("--scorer", "-s", metavar="NAME", help="Registered scorer (e, e-c, e-c+mc, e-doc, e-c-doc, overlap, overlap-bigram); repeat or comma-separate.")] = None,
+    scorer: Annotated[list[str] | None, typer.Option("--scorer", "-s", metavar="NAME", help="Registered scorer (e, e-c, e+mc, e-c+mc, e-doc, e-c-doc, hybrid, overlap, overlap-bigram, or a plugin); repeat or comma-separate.")] = None,
     scores: Annotated[list[Path] | None, typer.Option("--scores", metavar="FILE", help="Per-example score file (columns id, score, or id + named columns) to add as scorer columns.")] = None,
     compare: Annotated[tuple[str, str] | None, typer.Option("--compare", metavar="A B", help="Two scorer names A B: paired approximate-randomization test of AUC(A) - AUC(B).")] = None,
     threshold_from: Annotated[list[str] | None, typer.Option("--threshold-from", metavar="PATH_OR_GROUP", help="Dev split (file, folder or group) to fit thresholds on; default: 2-fold cross-fitting within each dataset.")] = None,

@@ -178,6 +178,7 @@ def _nli_factory(**options: Any) -> Callable[[Any], Scorer]:
 _NLI = {
     "e": ("entailment probability, sentence-level (paper 004 Base)", {"method": "e", "granularity": "sentence"}),
     "e-c": ("entailment minus contradiction, sentence-level (004 +e-c)", {"method": "e-c", "granularity": "sentence"}),
+    "e+mc": ("entailment probability with 15 Monte-Carlo dropout samples", {"method": "e", "granularity": "sentence", "mc_samples": 15}),
     "e-c+mc": ("e-c with 15 Monte-Carlo dropout samples (004 All)", {"method": "e-c", "granularity": "sentence", "mc_samples": 15}),
     "e-doc": ("entailment probability, whole claim against source chunks", {"method": "e", "granularity": "document"}),
     "e-c-doc": ("e-c, whole claim against source chunks", {"method": "e-c", "granularity": "document"}),
