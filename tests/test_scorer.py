@@ -216,3 +216,26 @@ def test_cached_backend_rejects_a_bad_chunk_size():
 
     with pytest.raises(ConfigError, match="chunk_size"):
         CachedBackend(WordBackend(), chunk_size=0)
+
+
+def test_disk_cache_keys_a_model_folder_by_its_real_path(tmp_path, monkeypatch):
+    from veridic.nli import CachedBackend
+
+    real = tmp_path / "models" / "nli"
+    real.mkdir(parents=True)
+    (tmp_path / "link").symlink_to(real)
+    db = tmp_path / "nli.sqlite"
+    a = WordBackend()
+    a.model_id = str(real)
+    CachedBackend(a, path=db).predict(["x y"], ["x"])
+    monkeypatch.chdir(tmp_path)
+    b = WordBackend()
+    b.model_id = "link"  # same folder, reached through a relative symlink
+    cb = CachedBackend(b, path=db)
+    cb.predict(["x y"], ["x"])
+    assert cb.hits == 1 and b.calls == []
+    c = WordBackend()
+    c.model_id = "some-hub/model"  # not a folder: kept as given, so a different key
+    other = CachedBackend(c, path=db)
+    other.predict(["x y"], ["x"])
+    assert other.misses == 1

@@ -533,6 +533,14 @@ def export_onnx(*, model: str | Path | None, out_dir: str | Path, quantize: bool
     return files
 
 
+def _canonical_model_id(model_id: Any) -> Any:
+    """A local model folder by its real path, so the same weights reached through a relative path or a
+    symlink share cached predictions; names and hub ids are kept as they are."""
+    if isinstance(model_id, str) and model_id and model_id != EMBEDDED_MODEL_NAME and Path(model_id).is_dir():
+        return str(Path(model_id).resolve())
+    return model_id
+
+
 class CachedBackend:
     """Wrap a backend and remember its predictions per (premise, hypothesis, mc_samples, seed).
 
@@ -565,7 +573,7 @@ class CachedBackend:
             p.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(p), check_same_thread=False)
             self._db.execute("CREATE TABLE IF NOT EXISTS preds (key TEXT PRIMARY KEY, probs BLOB NOT NULL)")
-            self._model_key = json.dumps([backend.model_id, backend.revision, backend.describe().get("dtype"), backend.max_length])
+            self._model_key = json.dumps([_canonical_model_id(backend.model_id), backend.revision, backend.describe().get("dtype"), backend.max_length])
 
     def __getattr__(self, name: str) -> Any:
         # Everything but predict() is the wrapped backend's own.
