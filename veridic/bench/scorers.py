@@ -139,7 +139,7 @@ def get_scorer_spec(name: str) -> ScorerSpec:
         spec = _spec_from_plugin(name, plugins[name])
         _REGISTRY[name] = spec
         return spec
-    names = scorer_names()
+    names = sorted({*_REGISTRY, *plugins})
     raise RegistryError(
         f"Unknown scorer {name!r}; registered scorers: {', '.join(names)}. "
         f"Per-example score files go to --scores instead.{did_you_mean(name, names)}"

@@ -38,6 +38,8 @@ from veridic.types import Label, SentenceVerdict, Span, Verdict, normalise_conte
 __all__ = ["METHODS", "NLIScorer", "Scorer"]
 
 METHODS = ("e", "e-c")
+
+
 class Scorer:
     """Protocol-like base: anything with ``name``, ``score(...)`` and ``describe()``."""
 
