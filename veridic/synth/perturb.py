@@ -96,42 +96,7 @@ _NUMBER_WORDS = [
 _ORDINAL_WORDS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
 _SCALE_WORDS = {"thousand": "million", "million": "billion", "billion": "million", "hundred": "thousand"}
 
-# Small hand lexicon of flips that turn a statement into its contrary.
-# Symmetric; each inflected form listed explicitly so no lemmatiser is needed.
-_ANTONYM_PAIRS = [
-    ("increase", "decrease"), ("increased", "decreased"), ("increases", "decreases"),
-    ("increasing", "decreasing"), ("rise", "fall"), ("rose", "fell"), ("rises", "falls"),
-    ("rising", "falling"), ("risen", "fallen"), ("won", "lost"), ("win", "lose"), ("wins", "loses"),
-    ("winning", "losing"), ("before", "after"), ("more", "less"), ("higher", "lower"),
-    ("highest", "lowest"), ("larger", "smaller"), ("largest", "smallest"), ("bigger", "smaller"),
-    ("biggest", "smallest"), ("first", "last"), ("early", "late"), ("earlier", "later"),
-    ("best", "worst"), ("better", "worse"), ("accepted", "rejected"), ("accept", "reject"),
-    ("approved", "rejected"), ("approve", "reject"), ("allowed", "banned"), ("allow", "ban"),
-    ("open", "closed"), ("opened", "closed"), ("support", "oppose"), ("supported", "opposed"),
-    ("supports", "opposes"), ("agreed", "refused"), ("true", "false"), ("success", "failure"),
-    ("successful", "unsuccessful"), ("legal", "illegal"), ("possible", "impossible"),
-    ("likely", "unlikely"), ("strong", "weak"), ("stronger", "weaker"), ("young", "old"),
-    ("younger", "older"), ("youngest", "oldest"), ("male", "female"), ("men", "women"),
-    ("man", "woman"), ("boys", "girls"), ("boy", "girl"), ("husband", "wife"), ("son", "daughter"),
-    ("father", "mother"), ("brother", "sister"), ("north", "south"), ("east", "west"),
-    ("northern", "southern"), ("eastern", "western"), ("entered", "left"), ("arrived", "departed"),
-    ("bought", "sold"), ("buy", "sell"), ("buying", "selling"), ("gained", "lost"),
-    ("positive", "negative"), ("guilty", "innocent"), ("always", "never"), ("all", "none"),
-    ("maximum", "minimum"), ("above", "below"), ("inside", "outside"), ("public", "private"),
-    ("cheap", "expensive"), ("cheaper", "more expensive"), ("hired", "fired"), ("raised", "lowered"),
-    ("started", "ended"), ("began", "ended"), ("lowest", "highest"), ("least", "most"),
-    ("minority", "majority"), ("Democrat", "Republican"), ("Democrats", "Republicans"),
-    ("Democratic", "Republican"),
-]
-_ANTONYMS: dict[str, str] = {}
-for _a, _b in _ANTONYM_PAIRS:
-    _ANTONYMS.setdefault(_a, _b)
-    _ANTONYMS.setdefault(_b, _a)
-
-_NEG_CONTRACTIONS = {"don't": "do", "doesn't": "does", "didn't": "did", "isn't": "is", "aren't": "are",
-                     "wasn't": "was", "weren't": "were", "won't": "will", "can't": "can",
-                     "couldn't": "could", "wouldn't": "would", "shouldn't": "should", "hasn't": "has",
-                     "haven't": "have", "hadn't": "had", "mustn't": "must"}
+from veridic.synth.lexicon import ANTONYMS as _ANTONYMS, NEG_CONTRACTIONS as _NEG_CONTRACTIONS  # noqa: E402
 _DO_SUPPORT = {"VBD": "did", "VBZ": "does", "VBP": "do"}
 
 _PAREN = re.compile(r"\s*(\([^()]{1,120}\)|\[[^\[\]]{1,120}\])")
