@@ -150,6 +150,7 @@ if typer is not None:
         data_dir: Optional[Path] = typer.Option(None, "--data", help="Folder of NLI data (default: ../shared/data or $VERIDIC_DATA)."),
         max_minutes: Optional[float] = typer.Option(None, "--max-minutes", help="Stop cleanly (checkpoint + export) after this many minutes."),
         resume: bool = typer.Option(True, help="Continue from the last checkpoint in --out if there is one."),
+        device: Optional[str] = typer.Option(None, "--device", help="auto | cpu | cuda | cuda:N (default: the config's runtime.device, auto). bf16 autocast on CUDA."),
     ) -> None:
         """Train the NLI model (seeded, checkpointed, resumable)."""
         try:
@@ -157,7 +158,8 @@ if typer is not None:
         except ImportError as exc:
             _fail(VeridicError(f"Training needs the 'train' extra ({exc.name} is missing): pip install 'veridic[train]'"))
         try:
-            final = train_nli(config=config, output_dir=out_dir, resume=resume, max_minutes=max_minutes, data_dir=data_dir)
+            final = train_nli(config=config, output_dir=out_dir, resume=resume, max_minutes=max_minutes, data_dir=data_dir,
+                              device=device)
         except VeridicError as exc:
             _fail(exc)
         out.print(f"final model: {final}")

@@ -267,3 +267,53 @@ def synthetic_examples(rows: Sequence[Mapping[str, Any]], *, held_out_fraction: 
         ex = Example(r["premise"], r["hypothesis"], LABEL_IDS[r["label"]], "synth:" + r["kind"])
         (held if is_held_out(ex.premise, ex.hypothesis, fraction=held_out_fraction) else train).append(ex)
     return train, held
+
+
+def build_contrast_examples(contrast_cfg: Any, *, data_dir: Path, out_dir: Path, progress: bool = True
+                            ) -> tuple[list[Example], dict[str, list[Example]], dict[str, Any]]:
+    """Training examples from the contrast corpus, and held-back examples per rule.
+
+    The corpus is read from ``contrast_cfg.corpus`` (relative to ``out_dir``) and built
+    there first when missing. Training rows are capped per rule by ``per_rule``;
+    held-back rows are labelled 2-way (entailment vs ``not_entailment``), since each
+    rule's question is only "does the premise still support it?".
+    """
+    from veridic.synth.corpus import build_contrast_corpus, read_contrast_corpus
+
+    path = Path(contrast_cfg.corpus)
+    if not path.is_absolute():
+        path = out_dir / path
+    built = False
+    if not path.exists():
+        import spacy
+
+        nlp = spacy.load(contrast_cfg.spacy_model)
+        build_contrast_corpus(data_dir=data_dir, out=path, nlp=nlp, seed=contrast_cfg.seed,
+                              sources=contrast_cfg.sources or None, held_back_fraction=contrast_cfg.held_back_fraction,
+                              max_sentences=contrast_cfg.max_sentences, n_process=contrast_cfg.n_process,
+                              progress=progress)
+        built = True
+    rows = read_contrast_corpus(path)
+    by_rule: dict[str, list[Mapping[str, Any]]] = {}
+    held: dict[str, list[Example]] = {}
+    for r in rows:
+        if r["split"] == "train":
+            by_rule.setdefault(r["rule"], []).append(r)
+        else:
+            lab = 0 if r["label"] == "entailment" else NOT_ENTAILMENT
+            held.setdefault(r["rule"], []).append(Example(r["premise"], r["hypothesis"], lab, "contrast:" + r["rule"]))
+    train: list[Example] = []
+    stats: dict[str, Any] = {"corpus": str(path), "built": built, "rules": {}}
+    for rule in sorted(by_rule):
+        cand = by_rule[rule]
+        cap = contrast_cfg.per_rule.get(rule, len(cand)) if contrast_cfg.per_rule else len(cand)
+        rng = random.Random(f"{contrast_cfg.seed}:contrast:{rule}")
+        chosen = rng.sample(cand, min(cap, len(cand)))
+        train.extend(Example(r["premise"], r["hypothesis"], LABEL_IDS[r["label"]], "contrast:" + rule) for r in chosen)
+        stats["rules"][rule] = {"available": len(cand), "trained": len(chosen), "held_back": len(held.get(rule, []))}
+    for rule, exs in held.items():
+        rng = random.Random(f"{contrast_cfg.seed}:contrast-held:{rule}")
+        exs.sort(key=lambda e: (e.premise, e.hypothesis))
+        rng.shuffle(exs)
+        held[rule] = exs[: contrast_cfg.eval_per_rule]
+    return train, held, stats

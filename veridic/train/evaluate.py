@@ -50,12 +50,13 @@ def evaluate_nli(*, model: Any, tokenizer: Any, examples: Sequence[Example], bat
     preds: list[int] = []
     order = sorted(range(len(examples)), key=lambda i: len(examples[i].premise) + len(examples[i].hypothesis))
     pred_by_idx: dict[int, int] = {}
-    ctx = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else nullcontext()
+    device = next(model.parameters()).device
+    ctx = torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else nullcontext()
     with torch.inference_mode(), ctx:
         for s in range(0, len(order), batch_size):
             idx = order[s: s + batch_size]
             enc = tokenizer([examples[i].premise for i in idx], [examples[i].hypothesis for i in idx],
-                            truncation=True, max_length=max_length, padding=True, return_tensors="pt")
+                            truncation=True, max_length=max_length, padding=True, return_tensors="pt").to(device)
             logits = model(**enc).logits.float()
             for i, p in zip(idx, logits.argmax(-1).tolist()):
                 pred_by_idx[i] = p

