@@ -1,12 +1,18 @@
-"""Fit the hybrid scorer's weights on labelled benchmark rows, validated leave-one-dataset-out.
+"""Fit the hybrid scorer's weights on labelled benchmark rows, validated leave-one-dataset-out and leave-one-task-out.
 
 Usage:
     python benchmarks/fit_hybrid.py --model DIR --data dev --out runs/hybrid [--weights-out DIR/hybrid.json]
+        [--max-rows-per-dataset 500] [--select]
 
 1. One sentence-level e−c NLI pass over every row (features cached in OUT/features.jsonl).
+   ``--max-rows-per-dataset`` scores a seeded random sample of each dataset (CPU budget).
 2. For each dataset D: fit on all other datasets, report ROC AUC on D (honest: D never
-   informs its own weights), next to each single feature's AUC.
-3. Fit on all rows and write the weights (with the LODO figures in their ``meta``).
+   informs its own weights), next to each single feature's AUC. Then the same with whole
+   tasks held out (summarization / dialogue / claim): weights that never saw the task.
+3. ``--select`` tries a few feature sets and keeps the one with the best LODO mean, but
+   never one whose LODO mean is below its own best single feature's mean AUC (then that
+   single feature is shipped alone).
+4. Fit on all rows and write the weights (with the LODO / LOTO figures in their ``meta``).
 """
 
 from __future__ import annotations
@@ -24,7 +30,41 @@ from veridic.nli import CachedBackend, NLIScorer, load_backend
 from veridic.nli.hybrid import ALL_FEATURES, features_from_verdict, fit_hybrid
 
 
-def compute_features(*, model: str | None, specs: list[str], out: Path, batch: int = 64) -> list[dict]:
+CANDIDATE_SETS = (
+    ("ec_mean",),
+    ("ec_mean", "overlap_bigram"),
+    ("ec_mean", "e_min", "overlap_bigram"),
+    ("ec_mean", "ec_min", "c_max", "overlap_bigram"),
+    ("ec_mean", "e_min", "overlap_bigram", "novel_numbers", "novel_names"),
+)
+
+
+def _sample(examples: list, *, name: str, k: int | None, seed: int) -> list:
+    if k is None or len(examples) <= k:
+        return examples
+    import random
+
+    idx = sorted(random.Random(f"{seed}:{name}").sample(range(len(examples)), k))
+    return [examples[i] for i in idx]
+
+
+def _tasks(specs: list[str]) -> dict[str, str]:
+    """dataset name -> task (summarization / dialogue / claim), read from the files' ``task`` column."""
+    from veridic.bench.datasets import resolve_data_spec
+
+    out: dict[str, str] = {}
+    for spec in specs:
+        for path in resolve_data_spec(spec):
+            if path.suffix == ".jsonl":
+                with path.open(encoding="utf-8") as fh:
+                    for line in fh:
+                        r = json.loads(line)
+                        out.setdefault(r.get("dataset") or path.stem, r.get("task") or "unknown")
+    return out
+
+
+def compute_features(*, model: str | None, specs: list[str], out: Path, batch: int = 64,
+                     max_rows: int | None = None, seed: int = 0) -> list[dict]:
     path = out / "features.jsonl"
     if path.exists():
         return [json.loads(line) for line in path.open()]
@@ -34,15 +74,17 @@ def compute_features(*, model: str | None, specs: list[str], out: Path, batch: i
     backend = CachedBackend(load_backend(model), path=nli_cache_path(score_dir=default_cache_dir()))
     # Pooling does not matter here: the features read the per-sentence verdicts.
     scorer = NLIScorer(backend=backend, method="e-c", granularity="sentence", claim_aggregation="min")
+    tasks = _tasks(specs)
     rows = []
     for ds in load_datasets(specs=specs):
         t = time.perf_counter()
-        ex = list(ds.examples)
+        ex = _sample(list(ds.examples), name=ds.name, k=max_rows, seed=seed)
         for i in range(0, len(ex), batch):
             chunk = ex[i : i + batch]
             vs = scorer.score(sources=[e.pair.source for e in chunk], claims=[e.pair.claim for e in chunk], contexts=[e.pair.context for e in chunk])
             for e, v in zip(chunk, vs):
-                rows.append({"id": e.id, "dataset": ds.name, "label": e.label, **features_from_verdict(v, source=e.pair.source, claim=e.pair.claim)})
+                rows.append({"id": e.id, "dataset": ds.name, "task": tasks.get(ds.name, "unknown"), "label": e.label,
+                             **features_from_verdict(v, source=e.pair.source, claim=e.pair.claim)})
         print(f"{ds.name}: {len(ex)} rows in {time.perf_counter() - t:.0f}s", flush=True)
     out.mkdir(parents=True, exist_ok=True)
     with path.open("w") as fh:
@@ -60,44 +102,89 @@ def main() -> None:
     ap.add_argument("--features", default="ec_mean,overlap_bigram", help=f"comma-separated, from {','.join(ALL_FEATURES)}")
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--weights-out", type=Path, default=None)
+    ap.add_argument("--max-rows-per-dataset", type=int, default=None)
+    ap.add_argument("--sample-seed", type=int, default=0)
+    ap.add_argument("--select", action="store_true", help="choose among CANDIDATE_SETS by LODO mean (see module doc)")
     args = ap.parse_args()
-    names = args.features.split(",")
-    rows = compute_features(model=args.model, specs=args.data, out=args.out)
-    datasets = sorted({r["dataset"] for r in rows})
+    rows = compute_features(model=args.model, specs=args.data, out=args.out, max_rows=args.max_rows_per_dataset,
+                            seed=args.sample_seed)
+    candidates = CANDIDATE_SETS if args.select else (tuple(args.features.split(",")),)
+    results = [evaluate(rows, list(c), C=args.C) for c in candidates]
+    for r in results:
+        print(f"features {','.join(r['names'])}: LODO mean {100 * r['mean']['hybrid_lodo']:.1f}, "
+              f"LOTO mean {100 * r['loto_mean']:.1f}, best single feature {r['best_single']} {100 * r['mean'][r['best_single']]:.1f}")
+    best = max(results, key=lambda r: r["mean"]["hybrid_lodo"])
+    if best["mean"]["hybrid_lodo"] < best["mean"][best["best_single"]]:
+        print(f"LODO mean below the best single feature: shipping {best['best_single']} alone")
+        best = evaluate(rows, [best["best_single"]], C=args.C)
+    names, table, mean = best["names"], best["table"], best["mean"]
+    datasets = sorted(table)
+    cols = ["hybrid_lodo", "hybrid_loto"] + names
+    print("| dataset | task | n | " + " | ".join(cols) + " |")
+    print("|---|---|---:|" + "---:|" * len(cols))
+    for d in datasets:
+        print(f"| {d} | {table[d]['task']} | {table[d]['n']} | " + " | ".join(f"{100 * table[d][c]:.1f}" for c in cols) + " |")
+    print("| **mean** | | | " + " | ".join(f"**{100 * mean[c]:.1f}**" for c in cols) + " |")
     x = np.array([[r[n] for n in names] for r in rows])
     y = np.array([r["label"] for r in rows])
-    g = np.array([r["dataset"] for r in rows])
-    table = {}
-    lodo_scores = np.zeros(len(y))
-    for d in datasets:
-        tr, te = g != d, g == d
-        w = fit_hybrid(features=x[tr], labels=y[tr], names=names, C=args.C)
-        lodo_scores[te] = w.logit(x[te])
-        table[d] = {"n": int(te.sum()), "hybrid_lodo": roc_auc_score(y[te], w.logit(x[te]))}
-        for j, n in enumerate(names):
-            table[d][n] = roc_auc_score(y[te], x[te, j] if not n.startswith(("novel", "c_max")) else -x[te, j])
-    cols = ["hybrid_lodo"] + names
-    mean = {c: float(np.mean([table[d][c] for d in datasets])) for c in cols}
-    print("| dataset | n | " + " | ".join(cols) + " |")
-    print("|---|---:|" + "---:|" * len(cols))
-    for d in datasets:
-        print(f"| {d} | {table[d]['n']} | " + " | ".join(f"{100 * table[d][c]:.1f}" for c in cols) + " |")
-    print("| **mean** | | " + " | ".join(f"**{100 * mean[c]:.1f}**" for c in cols) + " |")
     final = fit_hybrid(
         features=x, labels=y, names=names, C=args.C,
         meta={"fitted_on": datasets, "n": len(y), "C": args.C, "lodo_auc": {d: table[d]["hybrid_lodo"] for d in datasets},
-              "lodo_auc_mean": mean["hybrid_lodo"], "model": args.model, "command": "python benchmarks/fit_hybrid.py " + " ".join(f"--data {d}" for d in args.data)},
+              "lodo_auc_mean": mean["hybrid_lodo"], "loto_auc": {d: table[d]["hybrid_loto"] for d in datasets},
+              "loto_auc_mean": mean["hybrid_loto"], "max_rows_per_dataset": args.max_rows_per_dataset,
+              "candidates": {",".join(r["names"]): r["mean"]["hybrid_lodo"] for r in results},
+              "model": args.model, "command": "python benchmarks/fit_hybrid.py " + " ".join(f"--data {d}" for d in args.data)
+              + (f" --max-rows-per-dataset {args.max_rows_per_dataset}" if args.max_rows_per_dataset else "")
+              + (" --select" if args.select else f" --features {args.features}")},
     )
     # Per-example out-of-dataset scores, for `veridic bench --scores` (honest CIs and tests).
     with (args.out / "hybrid_lodo.csv").open("w") as fh:
-        fh.write("id,hybrid_lodo\n")
-        for r, v in zip(rows, lodo_scores):
-            fh.write(f"{r['id']},{v:.6f}\n")
-    (args.out / "lodo.json").write_text(json.dumps({"table": table, "mean": mean}, indent=2))
+        fh.write("id,hybrid_lodo,hybrid_loto\n")
+        for r, v, w in zip(rows, best["lodo_scores"], best["loto_scores"]):
+            fh.write(f"{r['id']},{v:.6f},{w:.6f}\n")
+    (args.out / "lodo.json").write_text(json.dumps({"table": table, "mean": mean, "names": names,
+                                                    "candidates": [{k: v for k, v in r.items() if not k.endswith("_scores")}
+                                                                   for r in results]}, indent=2))
     print("weights:", json.dumps(dict(zip(names, [round(c, 3) for c in final.coef]))))
     if args.weights_out:
         final.save(args.weights_out)
         print("wrote", args.weights_out)
+
+
+def _auc(y, s, name):
+    return roc_auc_score(y, -s if name.startswith(("novel", "c_max")) else s)
+
+
+def evaluate(rows: list[dict], names: list[str], *, C: float) -> dict:
+    """LODO and LOTO AUCs of a logistic combination of ``names`` (and of each feature alone)."""
+    x = np.array([[r[n] for n in names] for r in rows])
+    y = np.array([r["label"] for r in rows])
+    g = np.array([r["dataset"] for r in rows])
+    task = np.array([r.get("task", "unknown") for r in rows])
+    datasets = sorted(set(g))
+    table: dict = {}
+    lodo, loto = np.zeros(len(y)), np.zeros(len(y))
+    for d in datasets:
+        tr, te = g != d, g == d
+        w = fit_hybrid(features=x[tr], labels=y[tr], names=names, C=C)
+        lodo[te] = w.logit(x[te])
+    for t in sorted(set(task)):
+        tr, te = task != t, task == t
+        w = fit_hybrid(features=x[tr], labels=y[tr], names=names, C=C)
+        loto[te] = w.logit(x[te])
+    for d in datasets:
+        te = g == d
+        table[d] = {"n": int(te.sum()), "task": str(task[te][0]), "hybrid_lodo": roc_auc_score(y[te], lodo[te]),
+                    "hybrid_loto": roc_auc_score(y[te], loto[te])}
+        for j, n in enumerate(names):
+            table[d][n] = _auc(y[te], x[te, j], n)
+        for n in ALL_FEATURES:
+            table[d].setdefault("single:" + n, _auc(y[te], np.array([r[n] for r, m in zip(rows, te) if m]), n))
+    cols = ["hybrid_lodo", "hybrid_loto"] + names
+    mean = {c: float(np.mean([table[d][c] for d in datasets])) for c in cols}
+    best_single = max(names, key=lambda n: mean[n])
+    return {"names": names, "table": table, "mean": mean, "loto_mean": mean["hybrid_loto"], "best_single": best_single,
+            "lodo_scores": lodo, "loto_scores": loto}
 
 
 if __name__ == "__main__":

