@@ -44,8 +44,10 @@ def _sample(examples: list, *, name: str, k: int | None, seed: int) -> list:
         return examples
     import random
 
-    idx = sorted(random.Random(f"{seed}:{name}").sample(range(len(examples)), k))
-    return [examples[i] for i in idx]
+    # A seeded shuffle cut at k: a smaller sample is a subset of a larger one (paired comparisons).
+    order = list(range(len(examples)))
+    random.Random(f"{seed}:{name}").shuffle(order)
+    return [examples[i] for i in sorted(order[:k])]
 
 
 def _tasks(specs: list[str]) -> dict[str, str]:
