@@ -61,9 +61,22 @@ def test_rule_rewrites(gen, rule, sentence, expected):
     ("voice_role_change", "All students passed the exam."),    # quantified object: no role swap
     ("negation", "Police arrested him on Friday, officials said."),  # would negate the report, not the fact
     ("coord_swap", "Prices rose between 1990 and 2000."),      # ordered pair
+    ("coord_swap", "The bill brings tax and regulatory changes."),  # shared modifier
+    ("role_swap", "A male construction worker hammers a nail."),  # common nouns: absurd swaps, not role errors
+    ("quantifier", "She is the most famous singer in France."),  # superlative, not a quantifier
+    ("relation_reversal", "The report raised questions about the deal."),  # "raised questions" is no reversible rise
+    ("clause_reorder", "However, the company hired 200 engineers."),  # connectives do not move
 ])
 def test_rules_refuse_where_the_label_would_be_wrong(gen, rule, sentence):
     assert _apply(gen, rule, sentence) is None
+
+
+def test_quantifier_replacements_are_not_entailed(gen):
+    # "all" entails "some": the rule must say "only some" (found by the suite's hand check)
+    assert _apply(gen, "quantifier", "All students passed the exam.") == "Only some students passed the exam."
+    from veridic.synth.lexicon import QUANTIFIER_FLIPS
+
+    assert QUANTIFIER_FLIPS["all"] != "some" and QUANTIFIER_FLIPS["always"] != "sometimes"
 
 
 def test_labels_split_faithful_from_meaning_changing():

@@ -42,7 +42,8 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     d = 1 + z * z / n
     c = (p + z * z / (2 * n)) / d
     h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
+    # At k = 0 or k = n the bound is exactly 0 or 1; rounding would put p itself outside its interval.
+    return (0.0 if k == 0 else max(0.0, c - h), 1.0 if k == n else min(1.0, c + h))
 
 
 def load_suite_rules(path: str | Path = CONTRAST_SUITE) -> list[dict[str, Any]]:

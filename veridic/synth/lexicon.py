@@ -91,7 +91,7 @@ CONVERSES: dict[str, tuple[str, str, str]] = {
 SYMMETRIC_PREDICATES: frozenset[str] = frozenset({
     "meet", "marry", "divorce", "date", "resemble", "equal", "match", "tie", "draw", "merge",
     "collide", "partner", "negotiate", "debate", "wed", "befriend", "border", "neighbor", "neighbour",
-    "intersect", "adjoin", "play", "face", "fight", "battle", "compete", "correspond", "agree", "talk",
+    "intersect", "adjoin", "fight", "battle", "compete", "correspond", "agree", "talk",
     "chat", "meet with", "hug", "kiss", "coincide", "rival", "touch",
 })
 
@@ -103,8 +103,10 @@ def is_symmetric_predicate(lemma: str) -> bool:
 
 # Quantifier changes that break entailment (left -> replacement).
 QUANTIFIER_FLIPS: dict[str, str] = {
-    "all": "some", "every": "no", "each": "no", "always": "sometimes", "never": "sometimes",
-    "most": "few", "many": "few", "few": "many", "none": "all", "some": "all", "several": "no",
+    # Every replacement must be something the original does not entail: "all" entails "some",
+    # so "all" becomes "only some", never "some".
+    "all": "only some", "every": "no", "each": "no", "always": "only sometimes", "never": "sometimes",
+    "most": "few", "many": "few", "few": "many", "none": "all", "several": "no",
     "everyone": "no one", "everybody": "nobody", "nobody": "everybody", "nothing": "everything",
     "everything": "nothing", "both": "neither", "neither": "both", "often": "rarely", "rarely": "often",
     "usually": "rarely", "majority": "minority", "minority": "majority",
