@@ -212,6 +212,8 @@ class Store:
         n = 0
         with self.Session.begin() as s:
             p = self._project(s, project)
+            existing = set(s.scalars(select(Item.ext_id).where(Item.project_id == p.id)))
+            seen: dict[str, int] = {}
             for i, rec in enumerate(records, start=1):
                 output = rec.get("output")
                 if not isinstance(output, str) or not output.strip():
@@ -224,7 +226,15 @@ class Store:
                 source = rec.get("source")
                 if p.task == "table" and table is None and not source:
                     raise DataFormatError("a table-to-text item needs 'table' ({\"header\": [...], \"rows\": [[...]]}) or 'source'.", path=source_name, row=i)
-                s.add(Item(project_id=p.id, ext_id=str(rec.get("id") or f"{source_name}:{i}"), system=str(rec.get("system") or ""), task=p.task,
+                ext_id = str(rec.get("id") or f"{source_name}:{i}")
+                if ext_id in existing:
+                    raise DataFormatError(f"item id {ext_id!r} is already in project {project!r} ({len(existing)} items there); nothing was imported. "
+                                          "These items were imported before: give new items new ids, or import into a new --project.", path=source_name, row=i)
+                if ext_id in seen:
+                    raise DataFormatError(f"item id {ext_id!r} appears twice in the file (rows {seen[ext_id]} and {i}); ids must be unique. Nothing was imported.",
+                                          path=source_name, row=i)
+                seen[ext_id] = i
+                s.add(Item(project_id=p.id, ext_id=ext_id, system=str(rec.get("system") or ""), task=p.task,
                            output=output, context=[str(c) for c in context], source=None if source in (None, "") else str(source),
                            source_table=table, meta=dict(rec["meta"]) if isinstance(rec.get("meta"), Mapping) else None))
                 n += 1
@@ -476,21 +486,40 @@ class Store:
                      "flags": v.flags} for c, v in zip(consensus(votes), votes)]
         else:
             raise ConfigError(f"what must be 'judgments' or 'consensus'; got {what!r}.")
+        from veridic.io.atomic import atomic_open, check_output_path
+
         p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        if p.suffix == ".jsonl":
-            with p.open("w", encoding="utf-8") as fh:
+        if p.suffix not in (".jsonl", ".csv"):
+            raise ConfigError(f"Export format comes from the suffix: .jsonl or .csv; got {p.name!r}.")
+        check_output_path(p, what="export")
+        with atomic_open(p, "w", encoding="utf-8", newline="" if p.suffix == ".csv" else None) as fh:
+            if p.suffix == ".jsonl":
                 for r in rows:
                     fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-        elif p.suffix == ".csv":
-            with p.open("w", encoding="utf-8", newline="") as fh:
+            else:
                 fields = list(rows[0]) if rows else ["item"]
                 w = csv.DictWriter(fh, fieldnames=fields)
                 w.writeheader()
-                w.writerows(rows)
-        else:
-            raise ConfigError(f"Export format comes from the suffix: .jsonl or .csv; got {p.name!r}.")
+                w.writerows({k: csv_safe(v) for k, v in r.items()} for r in rows)
         return len(rows)
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value: Any) -> Any:
+    """A cell a spreadsheet shows as text: strings starting with ``= + - @`` (or tab/CR) get a leading ``'``.
+
+    Annotators type justifications freely; ``=HYPERLINK(...)`` in a CSV
+    opened in Excel or LibreOffice would otherwise run as a formula
+    (OWASP "CSV injection"). JSONL exports keep the text as typed.
+
+    >>> csv_safe("=SUM(A1)"), csv_safe("fine"), csv_safe(3)
+    ("'=SUM(A1)", 'fine', 3)
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
 
 
 def _as_json(value: Any, *, what: str, path: str, row: int) -> Any:
