@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from veridic.ais.models import TASKS, Annotator, Assignment, Item, JudgmentRow, Project, utcnow
+from veridic.ais.models import TASKS, Annotator, Assignment, Item, JudgmentRow, LoginSession, Project, utcnow
 from veridic.ais.stats import ItemVotes, Judgment, votes_from_judgments
 from veridic.errors import ConfigError, DataFormatError, InputError, MissingDependencyError
 
 try:
-    from sqlalchemy import create_engine, event, func, inspect, select
+    from sqlalchemy import create_engine, delete, event, func, inspect, select
     from sqlalchemy.exc import IntegrityError
     from sqlalchemy.orm import Session, sessionmaker
 except ImportError:  # pragma: no cover - exercised only without the extra
@@ -45,7 +45,7 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 
 __all__ = ["HEAD_REVISION", "ItemView", "StageError", "Store", "database_url", "hash_password", "upgrade", "verify_password"]
 
-HEAD_REVISION = "0001_initial"
+HEAD_REVISION = "0002_sessions"
 FLAG_REASONS = ("rendering problem (missing or empty element)", "corrupted text or encoding", "underspecified source", "needs expert knowledge", "other")
 
 
@@ -277,6 +277,53 @@ class Store:
                 return None
             return a.id if verify_password(password, a.password_hash) else None
 
+    def set_password(self, name: str, *, password: str) -> int:
+        """Change ``name``'s password and end all of their sessions (a stolen cookie dies with the old password)."""
+        with self.Session.begin() as s:
+            a = s.scalar(select(Annotator).where(Annotator.name == name))
+            if a is None:
+                raise InputError(f"No annotator {name!r}; create one with `veridic ais annotator add {name}`.")
+            a.password_hash = hash_password(password)
+            s.execute(delete(LoginSession).where(LoginSession.annotator_id == a.id))
+            return a.id
+
+    # --- sessions (server-side, so logout and password changes revoke them) ---------
+    def create_session(self, annotator_id: int, *, ttl_s: float = 12 * 3600) -> str:
+        """A new login for ``annotator_id``; returns the token for the cookie (only its sha256 is stored)."""
+        import datetime as _dt
+
+        token = secrets.token_urlsafe(32)
+        now = utcnow()
+        with self.Session.begin() as s:
+            # expired rows are cleared on the way, so the table holds only live sessions
+            s.execute(delete(LoginSession).where(LoginSession.expires_at < now))
+            s.add(LoginSession(token_hash=_token_hash(token), annotator_id=annotator_id, created_at=now, expires_at=now + _dt.timedelta(seconds=ttl_s)))
+        return token
+
+    def session_user(self, token: str | None) -> dict[str, Any] | None:
+        """The annotator a live session token belongs to, or None (unknown, revoked or expired)."""
+        if not token or len(token) > 200:
+            return None
+        with self.Session() as s:
+            row = s.get(LoginSession, _token_hash(token))
+            if row is None or _aware(row.expires_at) <= utcnow():
+                return None
+            a = s.get(Annotator, row.annotator_id)
+            return None if a is None else {"id": a.id, "name": a.name, "admin": a.is_admin, "expert": a.is_expert}
+
+    def end_session(self, token: str | None) -> None:
+        if token:
+            with self.Session.begin() as s:
+                s.execute(delete(LoginSession).where(LoginSession.token_hash == _token_hash(token)))
+
+    def end_sessions(self, annotator_id: int) -> int:
+        """Log ``annotator_id`` out everywhere; returns how many sessions ended."""
+        with self.Session.begin() as s:
+            return s.execute(delete(LoginSession).where(LoginSession.annotator_id == annotator_id)).rowcount or 0
+
+    def has_sessions_table(self) -> bool:
+        return inspect(self.engine).has_table("ais_sessions")
+
     def annotator(self, annotator_id: int) -> dict[str, Any] | None:
         with self.Session() as s:
             a = s.get(Annotator, annotator_id)
@@ -502,6 +549,17 @@ class Store:
                 w.writeheader()
                 w.writerows({k: csv_safe(v) for k, v in r.items()} for r in rows)
         return len(rows)
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _aware(t):
+    # SQLite hands back naive datetimes even for timezone=True columns; they were written in UTC
+    import datetime as _dt
+
+    return t if t.tzinfo is not None else t.replace(tzinfo=_dt.UTC)
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
