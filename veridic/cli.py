@@ -79,6 +79,10 @@ if typer is not None:
                 raise VeridicError("--input cannot be combined with --source/--claim; use one or the other.")
             if input is not None and output is None:
                 raise VeridicError("--input needs --output FILE for the scored rows.")
+            if output is not None:
+                from veridic.io import check_output
+
+                check_output(output)  # before the model loads: a bad -o fails in milliseconds
             if engine not in ("local", "ray"):
                 raise VeridicError(f"--engine must be 'local' or 'ray'; got {engine!r}.")
             if engine == "ray":
@@ -100,7 +104,10 @@ if typer is not None:
             else:
                 scorer = NLIScorer(backend=b, method=method, mc_samples=mc_samples, granularity=granularity, claim_aggregation=aggregation, seed=seed)  # type: ignore[arg-type]
             if input is None:
+                from veridic.io import check_text_length
+
                 src, clm = _text_or_file(source), _text_or_file(claim)  # type: ignore[arg-type]
+                check_text_length(src, what="source")
                 verdict = scorer.score(sources=[src], claims=[clm], contexts=[context])[0]
                 if as_json:
                     out.print_json(json.dumps(verdict.to_dict(), ensure_ascii=False))

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from veridic.io import read_records, record_to_pair, write_records
+from veridic.errors import InputError
+from veridic.io import check_output, read_records, record_to_pair, write_records
 from veridic.nli.scorer import Scorer
 
 __all__ = ["score_file", "score_rows", "verdict_columns"]
@@ -51,14 +52,21 @@ def score_rows(*, scorer: Scorer, rows: list[dict[str, Any]], pairs: list | None
 def score_file(*, scorer: Scorer, input: str | Path, output: str | Path, batch_rows: int = 256, progress: bool = False) -> int:
     """Score ``input`` (jsonl/csv/tsv/parquet) into ``output``; returns the number of rows.
 
+    The output path is checked before anything is read, every row is
+    validated before the first model call, and the output is written
+    atomically (:func:`veridic.io.write_records`), so a failure at any point
+    leaves an existing ``output`` as it was. An input without rows is an
+    :class:`~veridic.errors.InputError`.
+
     The predicted label goes to ``label``, or to ``label_pred`` when the row
     already has a (gold) ``label`` column, which is kept as it is.
     """
-    from veridic.io.records import _format_of
-
-    _format_of(Path(output))  # an unwritable output format fails now, not after the whole file is scored
+    check_output(output)  # an unknown suffix or uncreatable path fails now, not after the whole file is scored
     path = str(input)
     rows = list(read_records(input))
+    if not rows:
+        # an error, not an empty output: the existing output (maybe yesterday's results) is left untouched
+        raise InputError(f"{path!r} holds no rows; nothing was scored and {str(output)!r} was not written. Check that the right file was given.")
     pairs = [record_to_pair(r, row_number=i, path=path) for i, r in enumerate(rows, start=1)]
     bar = None
     if progress:

@@ -12,13 +12,14 @@ True
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from veridic.errors import InputError
 
-__all__ = ["Span", "Pair", "SentenceVerdict", "Verdict", "Label", "normalise_context"]
+__all__ = ["Span", "Pair", "SentenceVerdict", "Verdict", "Label", "is_blank", "normalise_context"]
 
 Label = Literal["supported", "unsupported", "abstain"]
 
@@ -39,6 +40,21 @@ class Span:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` has nothing to read: only whitespace, control or format characters.
+
+    Format characters (Unicode category Cf: zero-width space U+200B, joiners,
+    BOM, direction marks) are invisible, so a claim made of them is as empty
+    as ``""`` and must not be scored.
+
+    >>> is_blank("\u200b\u200d\ufeff "), is_blank("a\u200b")
+    (True, False)
+    """
+    if not text.strip():
+        return True
+    return all(ch.isspace() or unicodedata.category(ch) in ("Cf", "Cc", "Zs", "Zl", "Zp") for ch in text)
 
 
 def normalise_context(context: str | Sequence[str] | None) -> str | None:
@@ -78,8 +94,8 @@ class Pair:
             value = getattr(self, name)
             if not isinstance(value, str):
                 raise InputError(f"Pair.{name} must be a string; got {type(value).__name__} ({value!r:.60}).")
-            if not value.strip():
-                raise InputError(f"Pair.{name} is empty; veridic cannot judge an empty {name}. Remove the pair or fill it in.")
+            if is_blank(value):
+                raise InputError(f"Pair.{name} is empty (or only invisible characters); veridic cannot judge an empty {name}. Remove the pair or fill it in.")
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,8 +122,9 @@ def run(
         full = report.to_dict(with_examples=True) if report is not None else dict(payload)
         if nli:
             full["nli_baseline"] = payload["nli_baseline"]
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(full, indent=2) + "\n")
+        from veridic.io.atomic import atomic_write_text
+
+        atomic_write_text(out, json.dumps(full, indent=2) + "\n")
     if as_json:
         typer.echo(json.dumps(payload, indent=2))
         return

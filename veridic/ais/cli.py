@@ -6,8 +6,9 @@ The database is a SQLAlchemy URL or a file path (``--db``, default
 
     veridic ais init --db ais.sqlite
     veridic ais import items.jsonl --project demo --db ais.sqlite
-    veridic ais annotator add alice --db ais.sqlite --password-stdin
-    veridic ais serve --db ais.sqlite --port 8000
+    veridic ais annotator add alice --db ais.sqlite          # prompts for the password (twice)
+    echo "$PW" | veridic ais annotator add bob --db ais.sqlite --password-stdin
+    veridic ais serve --db ais.sqlite                        # http://127.0.0.1:8100 (veridic serve uses 8000)
     veridic ais report --ratings ../shared/data/ais/ann_cnn_dm.csv --json
 """
 
@@ -139,14 +140,53 @@ def annotator_add(
     typer.echo(f"annotator {name!r} created" + (" (admin)" if admin else ""))
 
 
+@annotator_app.command("passwd")
+def annotator_passwd(
+    name: str,
+    db: DbOpt = None,
+    password_stdin: Annotated[bool, typer.Option("--password-stdin", help="Read the new password from stdin instead of prompting.")] = False,
+) -> None:
+    """Set an annotator's password; every session they have open ends."""
+    from veridic.ais.store import Store
+
+    password = sys.stdin.readline().rstrip("\n") if password_stdin else typer.prompt("new password", hide_input=True, confirmation_prompt=True)
+    try:
+        Store(_db(db)).set_password(name, password=password)
+    except VeridicError as exc:
+        _fail(exc)
+    typer.echo(f"password of {name!r} changed; their sessions were ended")
+
+
+@annotator_app.command("logout")
+def annotator_logout(name: str, db: DbOpt = None) -> None:
+    """End every session of an annotator (a lost laptop, a shared computer)."""
+    from veridic.ais.store import Store
+
+    try:
+        store = Store(_db(db))
+        uid = next((a["id"] for a in store.annotators() if a["name"] == name), None)
+        if uid is None:
+            raise VeridicError(f"No annotator {name!r}.")
+        n = store.end_sessions(uid)
+    except VeridicError as exc:
+        _fail(exc)
+    typer.echo(f"ended {n} session(s) of {name!r}")
+
+
+DEFAULT_PORT = 8100  # not 8000, which `veridic serve` takes by default: both can run on one machine
+
+
 @app.command("serve")
 def serve_cmd(
     db: DbOpt = None,
     host: str = "127.0.0.1",
-    port: int = 8000,
-    secret: Annotated[Optional[str], typer.Option("--secret", help="Session signing key (default: $VERIDIC_AIS_SECRET or a random one per start).")] = None,
+    port: Annotated[int, typer.Option("--port", help="TCP port (default 8100; `veridic serve` uses 8000).")] = DEFAULT_PORT,
+    secure_cookies: Annotated[bool, typer.Option("--secure-cookies", help="Mark the session cookie Secure (browsers send it over HTTPS only); use behind TLS.")] = False,
+    session_hours: Annotated[float, typer.Option("--session-hours", help="A login expires after this many hours.")] = 12.0,
+    trusted_origin: Annotated[Optional[list[str]], typer.Option("--trusted-origin", help="Another origin allowed to POST (e.g. a reverse proxy's https://ais.example.org); repeatable.")] = None,
+    secret: Annotated[Optional[str], typer.Option("--secret", hidden=True, help="Ignored: sessions are stored in the database, so no signing key is needed.")] = None,
 ) -> None:
-    """Run the annotation web app (uvicorn)."""
+    """Run the annotation web app (uvicorn); prints the URL to open."""
     try:
         import uvicorn
     except ImportError:
@@ -154,9 +194,13 @@ def serve_cmd(
     from veridic.ais.web import create_app
 
     try:
-        web = create_app(db=_db(db), secret=secret or os.environ.get("VERIDIC_AIS_SECRET"))
+        web = create_app(db=_db(db), secure_cookies=secure_cookies, session_hours=session_hours, trusted_origins=tuple(trusted_origin or ()))
     except VeridicError as exc:
         _fail(exc)
+    shown = f"[{host}]" if ":" in host else ("127.0.0.1" if host == "0.0.0.0" else host)
+    typer.echo(f"AIS annotation app for {_db(db)}: http://{shown}:{port}/login  (Ctrl+C stops it)"
+               + ("  [cookies marked Secure: open it through your HTTPS proxy]" if secure_cookies else ""), err=True)
+    sys.stderr.flush()
     uvicorn.run(web, host=host, port=port, log_level="warning")
 
 

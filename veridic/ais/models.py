@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["JUDGMENT_STAGES", "TASKS", "Annotator", "Assignment", "Base", "Item", "JudgmentRow", "Project", "utcnow"]
+__all__ = ["JUDGMENT_STAGES", "TASKS", "Annotator", "Assignment", "Base", "Item", "JudgmentRow", "LoginSession", "Project", "utcnow"]
 
 TASKS = ("qa", "summarization", "table")
 JUDGMENT_STAGES = ("int", "ais", "flag")
@@ -84,3 +84,13 @@ class JudgmentRow(Base):
     flag_reason: Mapped[str | None] = mapped_column(String(200), nullable=True)
     justification: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LoginSession(Base):
+    """A server-side login: the cookie holds a random token, the table its sha256 (revoked by deleting the row)."""
+
+    __tablename__ = "ais_sessions"
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("ais_annotators.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))

@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from veridic.ais.models import TASKS, Annotator, Assignment, Item, JudgmentRow, Project, utcnow
+from veridic.ais.models import TASKS, Annotator, Assignment, Item, JudgmentRow, LoginSession, Project, utcnow
 from veridic.ais.stats import ItemVotes, Judgment, votes_from_judgments
 from veridic.errors import ConfigError, DataFormatError, InputError, MissingDependencyError
 
 try:
-    from sqlalchemy import create_engine, event, func, inspect, select
+    from sqlalchemy import create_engine, delete, event, func, inspect, select
     from sqlalchemy.exc import IntegrityError
     from sqlalchemy.orm import Session, sessionmaker
 except ImportError:  # pragma: no cover - exercised only without the extra
@@ -45,7 +45,7 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 
 __all__ = ["HEAD_REVISION", "ItemView", "StageError", "Store", "database_url", "hash_password", "upgrade", "verify_password"]
 
-HEAD_REVISION = "0001_initial"
+HEAD_REVISION = "0002_sessions"
 FLAG_REASONS = ("rendering problem (missing or empty element)", "corrupted text or encoding", "underspecified source", "needs expert knowledge", "other")
 
 
@@ -212,6 +212,8 @@ class Store:
         n = 0
         with self.Session.begin() as s:
             p = self._project(s, project)
+            existing = set(s.scalars(select(Item.ext_id).where(Item.project_id == p.id)))
+            seen: dict[str, int] = {}
             for i, rec in enumerate(records, start=1):
                 output = rec.get("output")
                 if not isinstance(output, str) or not output.strip():
@@ -224,7 +226,15 @@ class Store:
                 source = rec.get("source")
                 if p.task == "table" and table is None and not source:
                     raise DataFormatError("a table-to-text item needs 'table' ({\"header\": [...], \"rows\": [[...]]}) or 'source'.", path=source_name, row=i)
-                s.add(Item(project_id=p.id, ext_id=str(rec.get("id") or f"{source_name}:{i}"), system=str(rec.get("system") or ""), task=p.task,
+                ext_id = str(rec.get("id") or f"{source_name}:{i}")
+                if ext_id in existing:
+                    raise DataFormatError(f"item id {ext_id!r} is already in project {project!r} ({len(existing)} items there); nothing was imported. "
+                                          "These items were imported before: give new items new ids, or import into a new --project.", path=source_name, row=i)
+                if ext_id in seen:
+                    raise DataFormatError(f"item id {ext_id!r} appears twice in the file (rows {seen[ext_id]} and {i}); ids must be unique. Nothing was imported.",
+                                          path=source_name, row=i)
+                seen[ext_id] = i
+                s.add(Item(project_id=p.id, ext_id=ext_id, system=str(rec.get("system") or ""), task=p.task,
                            output=output, context=[str(c) for c in context], source=None if source in (None, "") else str(source),
                            source_table=table, meta=dict(rec["meta"]) if isinstance(rec.get("meta"), Mapping) else None))
                 n += 1
@@ -266,6 +276,53 @@ class Store:
                 verify_password(password, hash_password("timing-equaliser"))  # same cost for unknown names
                 return None
             return a.id if verify_password(password, a.password_hash) else None
+
+    def set_password(self, name: str, *, password: str) -> int:
+        """Change ``name``'s password and end all of their sessions (a stolen cookie dies with the old password)."""
+        with self.Session.begin() as s:
+            a = s.scalar(select(Annotator).where(Annotator.name == name))
+            if a is None:
+                raise InputError(f"No annotator {name!r}; create one with `veridic ais annotator add {name}`.")
+            a.password_hash = hash_password(password)
+            s.execute(delete(LoginSession).where(LoginSession.annotator_id == a.id))
+            return a.id
+
+    # --- sessions (server-side, so logout and password changes revoke them) ---------
+    def create_session(self, annotator_id: int, *, ttl_s: float = 12 * 3600) -> str:
+        """A new login for ``annotator_id``; returns the token for the cookie (only its sha256 is stored)."""
+        import datetime as _dt
+
+        token = secrets.token_urlsafe(32)
+        now = utcnow()
+        with self.Session.begin() as s:
+            # expired rows are cleared on the way, so the table holds only live sessions
+            s.execute(delete(LoginSession).where(LoginSession.expires_at < now))
+            s.add(LoginSession(token_hash=_token_hash(token), annotator_id=annotator_id, created_at=now, expires_at=now + _dt.timedelta(seconds=ttl_s)))
+        return token
+
+    def session_user(self, token: str | None) -> dict[str, Any] | None:
+        """The annotator a live session token belongs to, or None (unknown, revoked or expired)."""
+        if not token or len(token) > 200:
+            return None
+        with self.Session() as s:
+            row = s.get(LoginSession, _token_hash(token))
+            if row is None or _aware(row.expires_at) <= utcnow():
+                return None
+            a = s.get(Annotator, row.annotator_id)
+            return None if a is None else {"id": a.id, "name": a.name, "admin": a.is_admin, "expert": a.is_expert}
+
+    def end_session(self, token: str | None) -> None:
+        if token:
+            with self.Session.begin() as s:
+                s.execute(delete(LoginSession).where(LoginSession.token_hash == _token_hash(token)))
+
+    def end_sessions(self, annotator_id: int) -> int:
+        """Log ``annotator_id`` out everywhere; returns how many sessions ended."""
+        with self.Session.begin() as s:
+            return s.execute(delete(LoginSession).where(LoginSession.annotator_id == annotator_id)).rowcount or 0
+
+    def has_sessions_table(self) -> bool:
+        return inspect(self.engine).has_table("ais_sessions")
 
     def annotator(self, annotator_id: int) -> dict[str, Any] | None:
         with self.Session() as s:
@@ -476,21 +533,51 @@ class Store:
                      "flags": v.flags} for c, v in zip(consensus(votes), votes)]
         else:
             raise ConfigError(f"what must be 'judgments' or 'consensus'; got {what!r}.")
+        from veridic.io.atomic import atomic_open, check_output_path
+
         p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        if p.suffix == ".jsonl":
-            with p.open("w", encoding="utf-8") as fh:
+        if p.suffix not in (".jsonl", ".csv"):
+            raise ConfigError(f"Export format comes from the suffix: .jsonl or .csv; got {p.name!r}.")
+        check_output_path(p, what="export")
+        with atomic_open(p, "w", encoding="utf-8", newline="" if p.suffix == ".csv" else None) as fh:
+            if p.suffix == ".jsonl":
                 for r in rows:
                     fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-        elif p.suffix == ".csv":
-            with p.open("w", encoding="utf-8", newline="") as fh:
+            else:
                 fields = list(rows[0]) if rows else ["item"]
                 w = csv.DictWriter(fh, fieldnames=fields)
                 w.writeheader()
-                w.writerows(rows)
-        else:
-            raise ConfigError(f"Export format comes from the suffix: .jsonl or .csv; got {p.name!r}.")
+                w.writerows({k: csv_safe(v) for k, v in r.items()} for r in rows)
         return len(rows)
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _aware(t):
+    # SQLite hands back naive datetimes even for timezone=True columns; they were written in UTC
+    import datetime as _dt
+
+    return t if t.tzinfo is not None else t.replace(tzinfo=_dt.UTC)
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value: Any) -> Any:
+    """A cell a spreadsheet shows as text: strings starting with ``= + - @`` (or tab/CR) get a leading ``'``.
+
+    Annotators type justifications freely; ``=HYPERLINK(...)`` in a CSV
+    opened in Excel or LibreOffice would otherwise run as a formula
+    (OWASP "CSV injection"). JSONL exports keep the text as typed.
+
+    >>> csv_safe("=SUM(A1)"), csv_safe("fine"), csv_safe(3)
+    ("'=SUM(A1)", 'fine', 3)
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
 
 
 def _as_json(value: Any, *, what: str, path: str, row: int) -> Any:

@@ -412,9 +412,11 @@ def write_report(*, result: BenchResult, out_dir: str | Path, command: str, figu
     figs = plot_roc_curves(result=result, out_dir=out_dir) if figures else {}
     report = build_report(result=result, command=command, figures=figs)
     json_path = out_dir / "report.json"
-    json_path.write_text(json.dumps(report, indent=1, ensure_ascii=False, allow_nan=False), encoding="utf-8")
+    from veridic.io.atomic import atomic_write_text
+
+    atomic_write_text(json_path, json.dumps(report, indent=1, ensure_ascii=False, allow_nan=False))
     md_path = out_dir / "report.md"
-    md_path.write_text(render_markdown(result=result, command=command), encoding="utf-8")
+    atomic_write_text(md_path, render_markdown(result=result, command=command))
     paths = {"json": json_path, "markdown": md_path}
     for ds_name, fname in figs.items():
         paths[f"roc:{ds_name}"] = out_dir / fname

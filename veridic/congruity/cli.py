@@ -47,8 +47,9 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
+    from veridic.io.atomic import atomic_open
+
+    with atomic_open(path, "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
@@ -84,7 +85,9 @@ def build(
             stats["sampled"] = sample
         stats.update({"data": data, "task": task, "seed": seed})
         _write_jsonl(out, rows)
-        Path(str(out) + ".stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+        from veridic.io.atomic import atomic_write_text
+
+        atomic_write_text(Path(str(out) + ".stats.json"), json.dumps(stats, indent=2) + "\n")
     except VeridicError as exc:
         _fail(exc)
     typer.echo(f"wrote {len(rows)} {task} items from {stats['n_examples']} examples to {out}; skipped: {stats.get('skipped', {})}")
@@ -165,7 +168,9 @@ def score(
         stats_path = Path(str(items) + ".stats.json")
         if stats_path.is_file():
             meta["build"] = json.loads(stats_path.read_text())
-        Path(str(out) + ".meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+        from veridic.io.atomic import atomic_write_text
+
+        atomic_write_text(Path(str(out) + ".meta.json"), json.dumps(meta, indent=2) + "\n")
     except VeridicError as exc:
         _fail(exc)
     typer.echo(f"scored {len(rows)} items in {meta['seconds']:.0f} s -> {out}")

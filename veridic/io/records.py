@@ -18,11 +18,39 @@ from pathlib import Path
 from typing import Any
 
 from veridic.errors import DataFormatError, InputError, MissingDependencyError
-from veridic.types import Pair, normalise_context
+from veridic.types import Pair, is_blank, normalise_context
 
-__all__ = ["read_records", "iter_jsonl", "write_records", "record_to_pair", "SUPPORTED_SUFFIXES"]
+__all__ = ["read_records", "iter_jsonl", "write_records", "record_to_pair", "check_output", "check_text_length", "SUPPORTED_SUFFIXES", "MAX_SOURCE_CHARS"]
 
 SUPPORTED_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
+
+# Scoring time grows faster than linearly with source length, so a runaway source (a whole book pasted into
+# one cell) is refused with a message instead of running for hours. $VERIDIC_MAX_SOURCE_CHARS overrides it.
+MAX_SOURCE_CHARS = 2_000_000
+
+
+def max_source_chars() -> int:
+    """The source-length guard: ``$VERIDIC_MAX_SOURCE_CHARS`` or :data:`MAX_SOURCE_CHARS` (0 turns it off)."""
+    import os
+
+    raw = os.environ.get("VERIDIC_MAX_SOURCE_CHARS")
+    if raw is None or not raw.strip():
+        return MAX_SOURCE_CHARS
+    try:
+        value = int(raw.replace("_", ""))
+    except ValueError:
+        raise InputError(f"VERIDIC_MAX_SOURCE_CHARS must be a whole number of characters (0 = no limit); got {raw!r}.") from None
+    if value < 0:
+        raise InputError(f"VERIDIC_MAX_SOURCE_CHARS must be >= 0 (0 = no limit); got {value}.")
+    return value
+
+
+def check_text_length(text: str, *, what: str = "source", limit: int | None = None, path: str | None = None, row: int | None = None) -> None:
+    """Refuse ``text`` longer than ``limit`` (default :func:`max_source_chars`) with a message that says what to do."""
+    limit = max_source_chars() if limit is None else limit
+    if limit and len(text) > limit:
+        raise DataFormatError(f"the {what} is {len(text):,} characters; the limit is {limit:,} (set VERIDIC_MAX_SOURCE_CHARS to raise it, 0 = no limit). "
+                              "Split the source into the passages the claim draws on, or retrieve them first (`veridic index`).", path=path, row=row)
 
 
 def _format_of(path: Path) -> str:
@@ -59,11 +87,12 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
 
 
 def _open_text(path: Path):
+    # utf-8-sig: spreadsheet programs save CSV with a byte-order mark, which would otherwise glue itself to the first header.
     if path.name.endswith(".gz"):
         import gzip
 
-        return gzip.open(path, "rt", encoding="utf-8", errors="strict", newline="")
-    return open(path, encoding="utf-8", errors="strict", newline="")
+        return gzip.open(path, "rt", encoding="utf-8-sig", errors="strict", newline="")
+    return open(path, encoding="utf-8-sig", errors="strict", newline="")
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -124,9 +153,18 @@ def _read_json_array(path: Path) -> Iterator[dict[str, Any]]:
 
 def _read_csv(path: Path, *, delimiter: str) -> Iterator[dict[str, Any]]:
     csv.field_size_limit(1 << 30)
+    kind = "TSV" if delimiter == "\t" else "CSV"
+    reader = None
     try:
         with _open_text(path) as fh:
-            reader = csv.DictReader(fh, delimiter=delimiter)
+            # strict: an unterminated quote is an error, not a field that swallows the rest of the file
+            reader = csv.DictReader(fh, delimiter=delimiter, strict=True)
+            header = reader.fieldnames or []
+            seen: set[str] = set()
+            dupes = sorted({h for h in header if h in seen or seen.add(h)})  # type: ignore[func-returns-value]
+            if dupes:
+                raise DataFormatError(f"the header names column(s) {dupes} more than once; rename or drop the duplicates (a later column would silently replace an earlier one).",
+                                      path=str(path), row=1)
             for i, row in enumerate(reader, start=1):
                 if None in row:
                     raise DataFormatError(f"the row has more fields than the header ({len(reader.fieldnames or [])}).", path=str(path), row=i)
@@ -134,7 +172,15 @@ def _read_csv(path: Path, *, delimiter: str) -> Iterator[dict[str, Any]]:
     except UnicodeDecodeError as exc:
         raise DataFormatError(f"the file is not valid UTF-8 ({exc.reason} at byte {exc.start}); re-encode it as UTF-8.", path=str(path)) from None
     except csv.Error as exc:
-        raise DataFormatError(f"malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({exc}); quote fields that hold line breaks.", path=str(path)) from None
+        line = getattr(reader, "line_num", 0) if reader is not None else 0
+        msg = str(exc)
+        if "unexpected end of data" in msg:
+            raise DataFormatError(f"malformed {kind}: a quoted field is never closed (unterminated '\"' quote; the file ends inside it, line {line}). "
+                                  "Close the quote, and write a quote inside a field as two quotes (\"\").", path=str(path)) from None
+        if "expected after" in msg:
+            raise DataFormatError(f"malformed {kind} at line {line}: a quote inside a quoted field is not doubled ({msg}). "
+                                  "Write a quote inside a field as two quotes (\"\").", path=str(path)) from None
+        raise DataFormatError(f"malformed {kind} at line {line} ({msg}); quote fields that hold line breaks.", path=str(path)) from None
     except (OSError, EOFError, zlib.error) as exc:
         raise DataFormatError(f"the file could not be read ({exc}).", path=str(path)) from None
 
@@ -149,49 +195,110 @@ def _read_parquet(path: Path) -> Iterator[dict[str, Any]]:
     except (OSError, ValueError, TypeError, NotImplementedError) as exc:
         # pyarrow.ArrowInvalid / ArrowTypeError derive from ValueError / TypeError.
         raise DataFormatError(f"not a readable Parquet file ({type(exc).__name__}: {str(exc)[:200]}).", path=str(path)) from None
-    yield from table.to_pylist()
+    for row in table.to_pylist():
+        yield {k: _plain(v) for k, v in row.items()}
+
+
+def _plain(value: Any) -> Any:
+    """A Parquet cell as a JSON value: timestamps/dates/times as ISO 8601 text, decimals as numbers, bytes as UTF-8 text."""
+    import datetime as _dt
+    from decimal import Decimal
+
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, _dt.timedelta):
+        return value.total_seconds()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", errors="replace")
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _finite(value: Any) -> Any:
+    """NaN / infinity as None (JSON null): bare ``NaN`` is not JSON and breaks strict readers."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
+
+
+def check_output(path: str | Path) -> Path:
+    """Check an output path before any work: known suffix, creatable, not a folder (see :func:`veridic.io.atomic.check_output_path`)."""
+    from veridic.io.atomic import check_output_path
+
+    path = Path(path)
+    _format_of(path)
+    return check_output_path(path)
 
 
 def write_records(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> int:
-    """Write rows to JSONL / CSV / Parquet (chosen by suffix); return the count."""
+    """Write rows to JSONL / CSV / Parquet (chosen by suffix) atomically; return the count.
+
+    The rows go to a temp file beside ``path`` that replaces it only once
+    complete, so a failure leaves an earlier ``path`` as it was. NaN and
+    infinities are written as null.
+    """
     path = Path(path)
     fmt = _format_of(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rows = list(rows)
+    rows = [{k: _finite(v) for k, v in r.items()} for r in rows]
     try:
         _write(path, fmt, rows)
     except UnicodeEncodeError as exc:
         raise DataFormatError(f"a value holds text that UTF-8 cannot encode ({exc.reason}); fix the text before writing.", path=str(path)) from None
     except (ValueError, TypeError, NotImplementedError, OverflowError) as exc:
         # pyarrow refuses rows whose columns mix types (ArrowInvalid / ArrowTypeError / ArrowNotImplementedError).
-        raise DataFormatError(f"the rows cannot be written as {fmt} ({type(exc).__name__}: {str(exc)[:200]}); write .jsonl, which takes any JSON values.", path=str(path)) from None
+        hint = "write .jsonl, which takes any JSON values" if fmt != "jsonl" else "convert the values to text or numbers first"
+        raise DataFormatError(f"the rows cannot be written as {fmt} ({type(exc).__name__}: {str(exc)[:200]}); {hint}. Nothing was written.", path=str(path)) from None
     return len(rows)
 
 
+def _json_default(value: Any) -> Any:
+    plain = _plain(value)
+    if plain is value:
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+    return plain
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, default=_json_default)
+
+
 def _write(path: Path, fmt: str, rows: list[Mapping[str, Any]]) -> None:
+    from veridic.io.atomic import atomic_open, atomic_path
+
     if fmt in ("jsonl", "json"):
-        with open(path, "w", encoding="utf-8") as fh:
+        with atomic_open(path, "w", encoding="utf-8") as fh:
             if fmt == "json":
-                json.dump(list(rows), fh, ensure_ascii=False)
+                fh.write(_dumps(list(rows)))
             else:
                 for r in rows:
-                    fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+                    fh.write(_dumps(r) + "\n")
     elif fmt in ("csv", "tsv"):
         keys: list[str] = []
         for r in rows:
             keys.extend(k for k in r if k not in keys)
-        with open(path, "w", encoding="utf-8", newline="") as fh:
+        with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=keys, delimiter="\t" if fmt == "tsv" else ",")
             w.writeheader()
             for r in rows:
-                w.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v for k, v in r.items()})
+                w.writerow({k: _dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()})
     else:
         try:
             import pyarrow as pa
             import pyarrow.parquet as pq
         except ImportError:
             raise MissingDependencyError("pyarrow", extra="io", purpose="Writing Parquet files") from None
-        pq.write_table(pa.Table.from_pylist(rows), path)
+        table = pa.Table.from_pylist(rows)
+        with atomic_path(path) as tmp:
+            pq.write_table(table, tmp)
 
 
 def _is_missing(value: Any) -> bool:
@@ -206,10 +313,13 @@ def record_to_pair(
     source_field: str = "source",
     claim_field: str = "claim",
     context_field: str = "context",
+    max_source_chars: int | None = None,
 ) -> Pair:
     """Validate one row of the benchmark schema and turn it into a :class:`Pair`.
 
     Also accepts TRUE's column names (``grounding``, ``generated_text``).
+    A source longer than ``max_source_chars`` (default: the
+    ``$VERIDIC_MAX_SOURCE_CHARS`` guard, 2,000,000) is an error.
     """
     aliases = {source_field: ("grounding", "premise", "document"), claim_field: ("generated_text", "hypothesis", "summary")}
     values: dict[str, Any] = {}
@@ -232,12 +342,13 @@ def record_to_pair(
             raise DataFormatError(f"column {field_name!r} is empty (null/NaN); fill it in or drop the row.", path=path, row=row_number)
         if not isinstance(value, str):
             raise DataFormatError(f"column {field_name!r} must be text, got {type(value).__name__} ({value!r:.60}).", path=path, row=row_number)
-        if not value.strip():
-            raise DataFormatError(f"column {field_name!r} is blank; veridic does not score empty text.", path=path, row=row_number)
+        if is_blank(value):
+            raise DataFormatError(f"column {field_name!r} is blank (empty, or only invisible zero-width/format characters); veridic does not score empty text.", path=path, row=row_number)
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise DataFormatError(f"column {field_name!r} holds an unpaired surrogate (\\u{ord(value[exc.start]):04x} at character {exc.start}); fix the text's encoding.", path=path, row=row_number) from None
+    check_text_length(values[source_field], what=f"column {source_field!r}", limit=max_source_chars, path=path, row=row_number)
     context = row.get(context_field)
     if isinstance(context, str) and context.startswith("[") and path and path.endswith((".csv", ".tsv")):
         try:

@@ -33,7 +33,7 @@ from veridic.lexical import content_words
 from veridic.nli.aggregate import get_claim_aggregation, get_source_aggregation
 from veridic.nli.backend import NLIBackend
 from veridic.text import chunk_text, sentence_windows, split_sentences
-from veridic.types import Label, SentenceVerdict, Span, Verdict, normalise_context
+from veridic.types import Label, SentenceVerdict, Span, Verdict, is_blank, normalise_context
 
 __all__ = ["METHODS", "NLIScorer", "Scorer"]
 
@@ -308,8 +308,8 @@ class NLIScorer(Scorer):
                     raise InputError(f"Pair {i}: the {name} is NaN (a missing value); veridic does not score missing text as 0.")
                 if not isinstance(v, str):
                     raise InputError(f"Pair {i}: the {name} must be a string; got {type(v).__name__}.")
-                if not v.strip():
-                    raise InputError(f"Pair {i}: the {name} is empty; remove the pair or fill it in.")
+                if is_blank(v):
+                    raise InputError(f"Pair {i}: the {name} is empty (or only invisible zero-width/format characters); remove the pair or fill it in.")
                 try:
                     v.encode("utf-8")
                 except UnicodeEncodeError as exc:

@@ -5,7 +5,15 @@ a tiny model and ``veridic serve`` passes the real one (habit 3 and 15 of
 docs' STYLE: the service is a thin shell over the library).
 
 Routes: ``POST /v1/score``, ``POST /v1/detect``, ``GET /v1/health``,
-``GET /v1/models``, ``GET /metrics`` (Prometheus), ``GET /openapi.json``.
+``GET /v1/models``, ``GET /metrics`` (Prometheus, with process memory, CPU
+and open requests), ``GET /openapi.json``, and ``GET /docs`` / ``GET /redoc``
+from packaged assets (the ``fastapi-offline`` wheel ships Swagger UI and
+ReDoc; without it the two pages are off and /openapi.json still works).
+
+Each score request has a server-side deadline (``timeout_s``): when it
+passes, or the client disconnects, its queued pairs are dropped
+(:mod:`veridic.service.batching`), so an abandoned request stops costing
+model time within one batch.
 Errors are JSON ``{"error": {"type", "message", "details"}}``: 401 (API
 key), 408 (timeout), 413 (body, pair count or text length over the limit),
 422 (malformed or unusable input, and every :class:`~veridic.errors.InputError`),
@@ -44,7 +52,7 @@ from veridic.service.schemas import (
     ScoreResponse,
     VerdictModel,
 )
-from veridic.service.settings import ServiceSettings
+from veridic.service.settings import ServiceSettings, estimate_pair_cost
 from veridic.types import normalise_context
 
 try:
@@ -63,6 +71,7 @@ __all__ = ["ServiceError", "create_app"]
 log = logging.getLogger("veridic.service")
 
 _ERRORS = {code: {"model": ErrorResponse} for code in (400, 401, 408, 413, 422, 503)}
+_DISCONNECT_POLL_S = 0.25
 _STATUS_TYPE = {400: "bad_request", 401: "unauthorized", 404: "not_found", 405: "method_not_allowed", 408: "timeout",
                 413: "too_large", 415: "unsupported_media_type", 422: "validation_error", 503: "unavailable"}
 
@@ -103,6 +112,13 @@ class _Metrics:
         self.batch_seconds = prom.Histogram("veridic_batch_seconds", "Duration of one model call.", registry=self.registry,
                                             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
         self.queued = prom.Gauge("veridic_queued_pairs", "Pairs waiting for the model.", registry=self.registry)
+        self.open_requests = prom.Gauge("veridic_open_requests", "HTTP requests received and not yet answered.", registry=self.registry)
+        self.dropped = prom.Counter("veridic_dropped_pairs", "Queued pairs never scored because their request passed its deadline or its client left.",
+                                    registry=self.registry)
+        self.abandoned = prom.Counter("veridic_abandoned_requests", "Score requests ended early.", ["reason"], registry=self.registry)
+        self.slow_clients = prom.Counter("veridic_slow_client_timeouts", "Requests whose body arrived too slowly (408).", registry=self.registry)
+        # process_resident_memory_bytes, process_cpu_seconds_total, process_open_fds, ... (Linux /proc)
+        prom.ProcessCollector(registry=self.registry)
 
     def observe_batch(self, n_requests: int, n_pairs: int, seconds: float) -> None:
         self.batch_requests.observe(n_requests)
@@ -117,7 +133,7 @@ class _Guard:
     oversized body is refused with 413 before any JSON parsing.
     """
 
-    OPEN = ("/v1/health", "/metrics", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc")
+    OPEN = ("/v1/health", "/metrics", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc", "/docs-assets")
 
     def __init__(self, app, *, settings: ServiceSettings, metrics: _Metrics):
         self.app = app
@@ -142,6 +158,7 @@ class _Guard:
                 message["headers"] = list(message["headers"]) + [(b"x-request-id", rid.encode())]
             await send(message)
 
+        self.metrics.open_requests.inc()
         try:
             refusal = self._authorise(scope, path)
             if refusal is None:
@@ -160,6 +177,7 @@ class _Guard:
 
             await self.app(scope, replay, send_wrapped)
         finally:
+            self.metrics.open_requests.dec()
             dt = time.perf_counter() - t0
             self.metrics.requests.labels(route=route, status=str(status["code"])).inc()
             self.metrics.latency.labels(route=route).observe(dt)
@@ -193,8 +211,16 @@ class _Guard:
                     return b"", _error(413, "too_large", f"The request body is {declared} bytes; the limit is {limit} bytes (--max-body-bytes). Send fewer or shorter pairs per request.")
         chunks: list[bytes] = []
         size = 0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.body_timeout_s
         while True:
-            message = await receive()
+            try:
+                # a whole-body deadline, not per chunk: one byte every few seconds must not hold a connection for minutes
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                self.metrics.slow_clients.inc()
+                return b"", _error(408, "timeout", f"The request body did not arrive within {self.settings.body_timeout_s:g} s (--body-timeout); send it at once.",
+                                   headers={"connection": "close"})
             if message["type"] == "http.disconnect":
                 break
             chunk = message.get("body", b"")
@@ -248,6 +274,8 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
         max_wait_ms=settings.batch_ms if settings.batching else 0,
         max_queue_pairs=settings.max_queue_pairs,
         on_batch=metrics.observe_batch,
+        max_batch_cost=settings.max_batch_tokens,
+        on_drop=metrics.dropped.inc,
     )
 
     @asynccontextmanager
@@ -259,12 +287,17 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
         finally:
             await batcher.stop()
 
+    assets = _docs_assets() if settings.docs else None
     app = FastAPI(
         title=title,
         version=_version(),
         description="Check generated text against its sources: NLI faithfulness verdicts with evidence offsets, and hallucination detection.",
         lifespan=lifespan,
+        docs_url=None,  # the CDN-loading defaults: replaced below by pages over packaged assets
+        redoc_url=None,
     )
+    if assets is not None:
+        _mount_docs(app, assets, title=title)
     app.state.batcher = batcher
     app.state.metrics = metrics
     app.state.settings = settings
@@ -304,6 +337,7 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
         if len(req.pairs) > settings.max_pairs:
             raise ServiceError(413, "too_large", f"The request holds {len(req.pairs)} pairs; the limit is {settings.max_pairs} (--max-pairs). Split it into several requests.")
         pairs = []
+        costs = []
         for i, p in enumerate(req.pairs):
             _check_text(p.source, what=f"pairs[{i}].source", limit=settings.max_text_chars)
             _check_text(p.claim, what=f"pairs[{i}].claim", limit=settings.max_text_chars)
@@ -316,13 +350,31 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
                 except UnicodeEncodeError:
                     raise ServiceError(422, "input_error", f"pairs[{i}].context holds an unpaired surrogate; send valid Unicode text.") from None
             pairs.append((p.source, p.claim, normalise_context(p.context)))
+            costs.append(estimate_pair_cost(*pairs[-1]))
+        if sum(costs) > settings.max_request_tokens:
+            raise ServiceError(413, "too_large", f"The request would cost about {sum(costs):,} model tokens (source tokens x claim sentences + claim tokens, summed over pairs); "
+                                                 f"the budget is {settings.max_request_tokens:,} (--max-request-tokens). Send fewer or shorter pairs per request.")
         request.scope["state"].setdefault("log_fields", {})["pairs"] = len(pairs)
+        request.scope["state"]["log_fields"]["tokens"] = sum(costs)
+        work = asyncio.ensure_future(batcher.submit(pairs, timeout=settings.timeout_s, costs=costs))
         try:
-            verdicts = await batcher.submit(pairs, timeout=settings.timeout_s)
+            # poll for a vanished client while waiting: uvicorn does not cancel a handler whose client left
+            while not work.done():
+                await asyncio.wait({work}, timeout=_DISCONNECT_POLL_S)
+                if not work.done() and await request.is_disconnected():
+                    work.cancel()
+                    metrics.abandoned.labels(reason="client_disconnected").inc()
+                    raise ServiceError(499, "client_closed_request", "The client closed the connection; the request's queued pairs were dropped.")
+            verdicts = work.result()
         except Overloaded as exc:
             raise ServiceError(503, "overloaded", str(exc), headers={"retry-after": "1"}) from None
         except TimeoutError:
-            raise ServiceError(408, "timeout", f"Scoring did not finish within {settings.timeout_s:g} s (--timeout); the service is busy or the pairs are long. Retry, or send fewer/shorter pairs.") from None
+            metrics.abandoned.labels(reason="deadline").inc()
+            raise ServiceError(408, "timeout", f"Scoring did not finish within {settings.timeout_s:g} s (--timeout, the server-side deadline); its unscored pairs were dropped. "
+                                               "The service is busy or the pairs are long: retry, or send fewer/shorter pairs.") from None
+        finally:
+            if not work.done():
+                work.cancel()
         metrics.queued.set(batcher.queued_pairs)
         return ScoreResponse(verdicts=[VerdictModel.model_validate(v.to_dict()) for v in verdicts], ids=[p.id for p in req.pairs],
                              model=model_name, method=method_name, version=_version())
@@ -359,6 +411,42 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
     # Outermost user middleware, so it also sees requests FastAPI rejects (404, 405, 422).
     app.add_middleware(_Guard, settings=settings, metrics=metrics)
     return app
+
+
+def _docs_assets():
+    """The folder of Swagger UI / ReDoc files shipped by the ``fastapi-offline`` wheel, or None."""
+    try:
+        import fastapi_offline
+    except ImportError:
+        log.info("docs off", extra={"fields": {"reason": "fastapi-offline is not installed (pip install 'veridic[service]'); /docs would need a CDN"}})
+        return None
+    from pathlib import Path
+
+    folder = Path(fastapi_offline.__file__).parent / "static"
+    needed = ("swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js")
+    return folder if all((folder / f).is_file() for f in needed) else None
+
+
+def _mount_docs(app, folder, *, title: str) -> None:
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html, get_swagger_ui_oauth2_redirect_html
+    from fastapi.staticfiles import StaticFiles
+
+    app.mount("/docs-assets", StaticFiles(directory=str(folder)), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui():
+        return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{title} - Swagger UI", oauth2_redirect_url="/docs/oauth2-redirect",
+                                   swagger_js_url="/docs-assets/swagger-ui-bundle.js", swagger_css_url="/docs-assets/swagger-ui.css",
+                                   swagger_favicon_url="/docs-assets/favicon.png")
+
+    @app.get("/docs/oauth2-redirect", include_in_schema=False)
+    async def swagger_redirect():
+        return get_swagger_ui_oauth2_redirect_html()
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc():
+        return get_redoc_html(openapi_url="/openapi.json", title=f"{title} - ReDoc", redoc_js_url="/docs-assets/redoc.standalone.js",
+                              redoc_favicon_url="/docs-assets/favicon.png", with_google_fonts=False)
 
 
 def _jsonable(d: Any) -> Any:

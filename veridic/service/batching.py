@@ -1,11 +1,22 @@
-"""Micro-batching: concurrent requests share one model call.
+"""Fair micro-batching: concurrent requests share model calls, and no request can monopolise the model.
 
-Requests wait in an asyncio queue; a worker takes the first, keeps
-collecting for up to ``max_wait_ms`` or until ``max_pairs`` pairs, and runs
-*one* ``score_fn`` call for all of them in a worker thread (the event loop
-keeps accepting requests meanwhile). A request is never split. If the
-shared call fails on one request's input, each request of that batch is
-re-run alone so the error reaches only the request that caused it.
+Each submitted request is a list of pairs. The worker forms one batch at a
+time by *fair share*: it repeatedly takes the next pair of the request that
+has received the least model work so far (estimated cost, e.g. tokens), so
+a one-pair request that arrives while a 64-pair request is being scored
+goes into the very next batch. A batch stops at ``max_pairs`` pairs or at
+``max_batch_cost`` (the first pair is always taken), which bounds how long
+one model call — and so the wait of a newly arrived request — can take.
+Before forming a batch the worker waits up to ``max_wait_ms`` for more
+requests when the queue holds fewer than ``max_pairs`` pairs.
+
+A request is split across batches when it is larger than one batch; its
+results are reassembled in order. A request whose caller stops waiting
+(deadline passed, client gone: the awaiting task is cancelled) is dropped
+at once: its queued pairs never reach the model, and at most the one batch
+already running finishes without anyone reading it. If a shared call fails,
+each request in that batch is re-run alone so the error reaches only the
+request that caused it.
 
 Verdicts are per pair, so a batched verdict equals the one the same pair
 gets alone — up to float32 summation order in the model (padding width and
@@ -28,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,18 +51,37 @@ class Overloaded(Exception):
     """The queue holds more pairs than allowed; the caller should retry later (HTTP 503)."""
 
 
+_SEQ = itertools.count()
+
+
 @dataclass(eq=False)
-class _Item:
+class _Request:
     pairs: list[Any]
+    costs: list[float]
     future: asyncio.Future = field(repr=False)
+    results: list[Any] = field(default_factory=list, repr=False)
+    scheduled: int = 0  # pairs handed to the model so far (in order)
+    answered: int = 0
+    served_cost: float = 0.0
+    seq: int = field(default_factory=lambda: next(_SEQ))  # arrival order breaks ties
+
+    def __post_init__(self) -> None:
+        self.results = [None] * len(self.pairs)
+
+    @property
+    def unscheduled(self) -> int:
+        return len(self.pairs) - self.scheduled
 
 
 class MicroBatcher:
-    """Collect submitted pair lists into shared ``score_fn`` calls.
+    """Collect submitted pair lists into shared, fairly composed ``score_fn`` calls.
 
     ``score_fn(pairs) -> results`` (same length, same order) runs in
     ``executor`` (default: one dedicated thread, which also serialises model
-    calls). ``on_batch(n_requests, n_pairs, seconds)`` observes each call.
+    calls). ``cost_fn(pair) -> float`` estimates a pair's model work (default
+    1 per pair); ``max_batch_cost`` caps one call's total. ``on_batch(n_requests,
+    n_pairs, seconds)`` observes each call; ``on_drop(n_pairs)`` counts queued
+    pairs dropped because their request was cancelled.
     """
 
     def __init__(
@@ -62,6 +93,9 @@ class MicroBatcher:
         max_queue_pairs: int = 2048,
         executor: concurrent.futures.Executor | None = None,
         on_batch: Callable[[int, int, float], None] | None = None,
+        cost_fn: Callable[[Any], float] | None = None,
+        max_batch_cost: float | None = None,
+        on_drop: Callable[[int], None] | None = None,
     ):
         self.score_fn = score_fn
         self.max_pairs = max(1, int(max_pairs))
@@ -70,18 +104,22 @@ class MicroBatcher:
         self._own_executor = executor is None
         self.executor = executor or concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="veridic-model")
         self.on_batch = on_batch
+        self.on_drop = on_drop
+        self.cost_fn = cost_fn or (lambda pair: 1.0)
+        self.max_batch_cost = max_batch_cost
         self.queued_pairs = 0
         self.batches = 0
-        self._queue: asyncio.Queue[_Item] | None = None
+        self.dropped_pairs = 0
+        self._active: list[_Request] = []
+        self._wake: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
-        self._carry: _Item | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def _ensure_started(self) -> None:
         loop = asyncio.get_running_loop()
         if self._task is None or self._task.done() or self._task.get_loop() is not loop:
-            self._queue = asyncio.Queue()
-            self._carry = None
+            self._wake = asyncio.Event()
+            self._active = []
             self.queued_pairs = 0
             self._task = loop.create_task(self._run(), name="veridic-microbatcher")
 
@@ -96,109 +134,143 @@ class MicroBatcher:
             except asyncio.CancelledError:
                 pass
         self._task = None
+        for req in self._active:
+            req.future.cancel()
+        self._active = []
         if self._own_executor:
             self.executor.shutdown(wait=False, cancel_futures=True)
             self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="veridic-model")
 
     # ------------------------------------------------------------------ submitting
-    async def submit(self, pairs: Sequence[Any], *, timeout: float | None = None) -> list[Any]:
-        """Queue ``pairs`` and wait for their results (``asyncio.TimeoutError`` past ``timeout`` seconds)."""
+    async def submit(self, pairs: Sequence[Any], *, timeout: float | None = None, costs: Sequence[float] | None = None) -> list[Any]:
+        """Queue ``pairs`` and wait for their results (``TimeoutError`` past ``timeout`` seconds).
+
+        When the wait ends early — timeout, or the awaiting task is cancelled
+        (the client went away) — the request's unscheduled pairs are dropped.
+        """
         self._ensure_started()
         pairs = list(pairs)
         if not pairs:
             return []
         if self.queued_pairs + len(pairs) > self.max_queue_pairs:
             raise Overloaded(f"{self.queued_pairs} pairs are already waiting for the model (limit {self.max_queue_pairs}); retry shortly.")
-        fut = asyncio.get_running_loop().create_future()
-        item = _Item(pairs=pairs, future=fut)
+        costs = [float(c) for c in costs] if costs is not None else [float(self.cost_fn(p)) for p in pairs]
+        req = _Request(pairs=pairs, costs=costs, future=asyncio.get_running_loop().create_future())
+        self._active.append(req)
         self.queued_pairs += len(pairs)
-        assert self._queue is not None
-        self._queue.put_nowait(item)
+        assert self._wake is not None
+        self._wake.set()
         try:
-            return await asyncio.wait_for(asyncio.shield(fut), timeout)
-        except TimeoutError:
-            # A request nobody waits for any more is dropped before it reaches the model.
-            fut.cancel()
+            return await asyncio.wait_for(asyncio.shield(req.future), timeout)
+        except (TimeoutError, asyncio.CancelledError):
+            self._drop(req)
             raise
 
-    # ------------------------------------------------------------------ the worker
-    async def _next(self, timeout: float | None) -> _Item | None:
-        if self._carry is not None:
-            item, self._carry = self._carry, None
-            return item
-        assert self._queue is not None
-        if timeout is None:
-            return await self._queue.get()
-        if timeout <= 0:
-            try:
-                return self._queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return None
-        try:
-            return await asyncio.wait_for(self._queue.get(), timeout)
-        except TimeoutError:
-            return None
+    def _drop(self, req: _Request) -> None:
+        # nobody waits for this request any more: free its place and keep its pairs from the model
+        req.future.cancel()
+        if req in self._active:
+            self._active.remove(req)
+        n = req.unscheduled
+        if n:
+            self.queued_pairs -= n
+            self.dropped_pairs += n
+            req.scheduled = len(req.pairs)
+            if self.on_drop is not None:
+                self.on_drop(n)
 
-    async def _collect(self) -> list[_Item]:
+    # ------------------------------------------------------------------ the worker
+    def _form_batch(self) -> list[tuple[_Request, int]]:
+        """Fair share: the next pair always comes from the live request served least so far."""
+        batch: list[tuple[_Request, int]] = []
+        cost = 0.0
+        while len(batch) < self.max_pairs:
+            live = [r for r in self._active if r.unscheduled and not r.future.done()]
+            if not live:
+                break
+            req = min(live, key=lambda r: (r.served_cost, r.seq))
+            c = req.costs[req.scheduled]
+            if batch and self.max_batch_cost is not None and cost + c > self.max_batch_cost:
+                break
+            batch.append((req, req.scheduled))
+            req.scheduled += 1
+            req.served_cost += c
+            cost += c
+            self.queued_pairs -= 1
+        return batch
+
+    async def _gather_window(self) -> None:
+        assert self._wake is not None
+        while not any(r.unscheduled for r in self._active):
+            self._wake.clear()
+            await self._wake.wait()
+        if self.max_wait <= 0:
+            return
         loop = asyncio.get_running_loop()
-        first = await self._next(None)
-        items = [first]
-        n = len(first.pairs)
         deadline = loop.time() + self.max_wait
-        while n < self.max_pairs:
-            item = await self._next(deadline - loop.time())
-            if item is None:
+        while self.queued_pairs < self.max_pairs:
+            left = deadline - loop.time()
+            if left <= 0:
                 break
-            if n + len(item.pairs) > self.max_pairs:
-                self._carry = item  # starts the next batch: a request is never split
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), left)
+            except TimeoutError:
                 break
-            items.append(item)
-            n += len(item.pairs)
-        return items
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            items = await self._collect()
-            for it in items:
-                self.queued_pairs -= len(it.pairs)
-            live = [it for it in items if not it.future.done()]
-            if not live:
+            await self._gather_window()
+            self._active = [r for r in self._active if not r.future.done()]
+            batch = self._form_batch()
+            if not batch:
                 continue
-            flat = [p for it in live for p in it.pairs]
+            flat = [req.pairs[i] for req, i in batch]
+            reqs = list(dict.fromkeys(req for req, _ in batch))
             t0 = loop.time()
             try:
                 results = await loop.run_in_executor(self.executor, self.score_fn, flat)
             except Exception as exc:  # noqa: BLE001 - delivered to the requests, never lost
-                if len(live) == 1:
-                    _deliver(live[0].future, exc=exc)
+                if len(reqs) == 1:
+                    self._fail(reqs[0], exc)
                 else:
-                    await self._one_by_one(live)
+                    await self._one_by_one(batch)
                 continue
             finally:
                 self.batches += 1
                 if self.on_batch is not None:
-                    self.on_batch(len(live), len(flat), loop.time() - t0)
-            start = 0
-            for it in live:
-                _deliver(it.future, result=list(results[start : start + len(it.pairs)]))
-                start += len(it.pairs)
+                    self.on_batch(len(reqs), len(flat), loop.time() - t0)
+            for (req, i), res in zip(batch, results):
+                self._answer(req, i, res)
 
-    async def _one_by_one(self, items: list[_Item]) -> None:
+    def _answer(self, req: _Request, i: int, result: Any) -> None:
+        if req.future.done():
+            return
+        req.results[i] = result
+        req.answered += 1
+        if req.answered == len(req.pairs):
+            req.future.set_result(req.results)
+            if req in self._active:
+                self._active.remove(req)
+
+    def _fail(self, req: _Request, exc: BaseException) -> None:
+        if not req.future.done():
+            req.future.set_exception(exc)
+        self._drop(req)
+
+    async def _one_by_one(self, batch: list[tuple[_Request, int]]) -> None:
         loop = asyncio.get_running_loop()
-        for it in items:
-            if it.future.done():
+        by_req: dict[_Request, list[int]] = {}
+        for req, i in batch:
+            by_req.setdefault(req, []).append(i)
+        for req, idx in by_req.items():
+            if req.future.done():
                 continue
             try:
-                _deliver(it.future, result=list(await loop.run_in_executor(self.executor, self.score_fn, it.pairs)))
+                res = await loop.run_in_executor(self.executor, self.score_fn, [req.pairs[i] for i in idx])
             except Exception as exc:  # noqa: BLE001
-                _deliver(it.future, exc=exc)
-
-
-def _deliver(fut: asyncio.Future, *, result: Any = None, exc: BaseException | None = None) -> None:
-    if fut.done():
-        return
-    if exc is not None:
-        fut.set_exception(exc)
-    else:
-        fut.set_result(result)
+                self._fail(req, exc)
+                continue
+            for i, r in zip(idx, res):
+                self._answer(req, i, r)

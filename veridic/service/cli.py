@@ -30,14 +30,19 @@ def serve(
     max_text_chars: int = typer.Option(20_000, "--max-text-chars", help="Characters allowed in one source/claim/context (413 past it)."),
     max_body_bytes: int = typer.Option(1 << 20, "--max-body-bytes", help="Request body size limit in bytes (413 past it)."),
     max_queue_pairs: int = typer.Option(2048, "--max-queue-pairs", help="Pairs allowed to wait for the model (503 past it)."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Seconds one request may wait for its result (408 past it)."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Server-side deadline of one request in seconds (408 past it; its unscored pairs are dropped)."),
+    max_request_tokens: int = typer.Option(150_000, "--max-request-tokens", help="Compute budget of one request in estimated model tokens (413 past it)."),
+    max_batch_tokens: int = typer.Option(2_048, "--max-batch-tokens", help="Estimated tokens per model call; bounds how long small requests wait behind large ones."),
+    header_timeout: float = typer.Option(10.0, "--header-timeout", help="Close connections whose request line and headers take longer than this (slow clients)."),
+    body_timeout: float = typer.Option(20.0, "--body-timeout", help="Answer 408 when a request body takes longer than this to arrive."),
+    docs: bool = typer.Option(True, "--docs/--no-docs", help="Serve Swagger UI (/docs) and ReDoc (/redoc) from packaged assets."),
     api_key: str | None = typer.Option(None, "--api-key", envvar="VERIDIC_API_KEY", help="Require this key (X-API-Key or Authorization: Bearer) on /v1/* except /v1/health."),
     detect: bool = typer.Option(False, "--detect/--no-detect", help="Also load the hallucination detector for /v1/detect (needs the 'detect' extra)."),
     log_level: str = typer.Option("info", "--log-level", help="debug, info, warning or error."),
 ) -> None:
     """Serve /v1/score, /v1/detect, /v1/health, /v1/models and /metrics over HTTP (models load once, at start-up)."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401 - checked here so a missing extra gets the install hint
 
         from veridic.service import ServiceSettings, build_scorer, create_app
         from veridic.service.logs import configure_json_logging
@@ -46,7 +51,9 @@ def serve(
         raise typer.Exit(code=2) from None
     try:
         settings = ServiceSettings(batch_ms=batch_ms, max_batch=max_batch, max_pairs=max_pairs, max_text_chars=max_text_chars,
-                                   max_body_bytes=max_body_bytes, max_queue_pairs=max_queue_pairs, timeout_s=timeout, api_key=api_key)
+                                   max_body_bytes=max_body_bytes, max_queue_pairs=max_queue_pairs, timeout_s=timeout, api_key=api_key,
+                                   max_request_tokens=max_request_tokens, max_batch_tokens=max_batch_tokens, header_timeout_s=header_timeout,
+                                   body_timeout_s=body_timeout, docs=docs)
         configure_json_logging(log_level)
         scorer = build_scorer(model=model, backend=backend, method=method, batch_size=batch_size)
         detector = None
@@ -58,4 +65,7 @@ def serve(
     except (VeridicError, OSError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise typer.Exit(code=2) from None
-    uvicorn.run(app, host=host, port=port, log_config=None, access_log=False, workers=1)
+    from veridic.service.server import serve_app
+
+    sys.stderr.write(f"veridic service: http://{host}:{port}/v1/health  (docs: /docs)\n")
+    serve_app(app, host=host, port=port, header_timeout_s=settings.header_timeout_s, log_config=None, access_log=False, workers=1)

@@ -1,0 +1,251 @@
+"""Issue 16, service: deadlines that cancel work, fair batches, token budgets, slow clients, offline docs, process metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+httpx = pytest.importorskip("httpx")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from veridic.service import ServiceSettings, create_app  # noqa: E402
+from veridic.service.batching import MicroBatcher  # noqa: E402
+
+
+class PairScorer:
+    """The library scorer over the fake NLI backend, ``delay`` seconds per pair, recording every claim it scores."""
+
+    name = "e-c"
+
+    def __init__(self, delay: float = 0.0):
+        from tests.fakes import FakeNLIBackend
+        from veridic.nli import NLIScorer
+
+        self.inner = NLIScorer(backend=FakeNLIBackend(), method="e-c")
+        self.delay = delay
+        self.scored: list[str] = []
+        self.lock = threading.Lock()
+
+    def describe(self):
+        return self.inner.describe()
+
+    def score(self, *, sources, claims, contexts=None):
+        for c in claims:
+            time.sleep(self.delay)
+            with self.lock:
+                self.scored.append(c)
+        return self.inner.score(sources=sources, claims=claims, contexts=contexts)
+
+
+# --- defect 1: head-of-line blocking --------------------------------------------------------------
+def test_a_small_request_is_not_stuck_behind_a_large_one():
+    order: list[str] = []
+
+    def slow(items):
+        time.sleep(0.02 * len(items))
+        order.extend(items)
+        return items
+
+    async def run():
+        b = MicroBatcher(score_fn=slow, max_pairs=4, max_wait_ms=0)
+        big = asyncio.ensure_future(b.submit([f"big{i}" for i in range(40)]))
+        await asyncio.sleep(0.05)  # the big request is being scored
+        t0 = time.perf_counter()
+        small = await b.submit(["small"])
+        waited = time.perf_counter() - t0
+        await big
+        await b.stop()
+        return small, waited, big.result()
+
+    small, waited, big = asyncio.run(run())
+    assert small == ["small"] and big == [f"big{i}" for i in range(40)]  # a split request is reassembled in order
+    # at most one batch of the big request (4 pairs) ran before the small one's turn, plus the small one's own batch
+    assert order.index("small") <= 8, order[:12]
+    assert waited < 0.02 * 40 / 2
+
+
+def test_fair_share_alternates_between_large_requests():
+    seen: list[str] = []
+
+    def fn(items):
+        seen.append(items)
+        return items
+
+    async def run():
+        b = MicroBatcher(score_fn=fn, max_pairs=2, max_wait_ms=20)
+        out = await asyncio.gather(b.submit([f"a{i}" for i in range(6)]), b.submit([f"b{i}" for i in range(6)]))
+        await b.stop()
+        return out
+
+    a, bb = asyncio.run(run())
+    assert a == [f"a{i}" for i in range(6)] and bb == [f"b{i}" for i in range(6)]
+    assert all(sorted(x[0] for x in batch) == ["a", "b"] for batch in seen), seen
+
+
+def test_batch_cost_cap_keeps_a_costly_pair_alone():
+    seen: list[list[int]] = []
+
+    def fn(items):
+        seen.append(list(items))
+        return items
+
+    async def run():
+        b = MicroBatcher(score_fn=fn, max_pairs=32, max_wait_ms=20, cost_fn=float, max_batch_cost=100)
+        await asyncio.gather(b.submit([500]), b.submit([10, 20, 30]), b.submit([40]))
+        await b.stop()
+
+    asyncio.run(run())
+    assert [500] in seen and all(sum(batch) <= 100 for batch in seen if batch != [500])
+
+
+# --- server-side deadline and disconnects ------------------------------------------------------------
+def test_deadline_drops_the_rest_of_a_request():
+    calls: list[int] = []
+
+    def slow(items):
+        calls.append(len(items))
+        time.sleep(0.05)
+        return items
+
+    async def run():
+        b = MicroBatcher(score_fn=slow, max_pairs=2, max_wait_ms=0)
+        with pytest.raises(TimeoutError):
+            await b.submit(list(range(60)), timeout=0.2)
+        await asyncio.sleep(0.3)
+        await b.stop()
+        return b
+
+    b = asyncio.run(run())
+    assert sum(calls) <= 14, calls  # ~0.2 s of 0.05 s batches, plus the one in flight; never all 60
+    assert b.dropped_pairs >= 40 and b.queued_pairs == 0
+
+
+def test_http_deadline_is_408_and_stops_scoring():
+    scorer = PairScorer(delay=0.05)
+    app = create_app(scorer=scorer, settings=ServiceSettings(timeout_s=0.3, max_pairs=64, batch_ms=0))
+    with TestClient(app) as c:
+        r = c.post("/v1/score", json={"pairs": [{"source": "A cat sat.", "claim": f"claim {i}."} for i in range(60)]})
+        assert r.status_code == 408 and "deadline" in r.json()["error"]["message"]
+        time.sleep(0.4)
+        n = len(scorer.scored)
+        time.sleep(0.3)
+        assert len(scorer.scored) == n < 30  # nothing more is scored for the abandoned request
+        assert 'veridic_abandoned_requests_total{reason="deadline"} 1.0' in c.get("/metrics").text
+
+
+class _Uvicorn:
+    """The app on a real socket (uvicorn in a thread, with the header-deadline protocol)."""
+
+    def __init__(self, app, *, header_timeout_s: float = 10.0):
+        import uvicorn
+
+        from veridic.service.server import guarded_h11
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
+                                                    http=guarded_h11(header_timeout_s=header_timeout_s), timeout_keep_alive=5))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        deadline = time.time() + 20
+        while not self.server.started:
+            if time.time() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc):
+        self.server.should_exit = True
+        self.thread.join(20)
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+
+def test_client_disconnect_cancels_the_request():
+    scorer = PairScorer(delay=0.05)
+    app = create_app(scorer=scorer, settings=ServiceSettings(timeout_s=30, max_pairs=64, batch_ms=0))
+    with _Uvicorn(app) as srv:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(srv.url + "/v1/score", json={"pairs": [{"source": "A cat sat.", "claim": f"claim {i}."} for i in range(60)]}, timeout=0.4)
+        time.sleep(1.0)  # the disconnect poll (0.25 s) notices and drops the queued pairs
+        n = len(scorer.scored)
+        time.sleep(0.5)
+        assert len(scorer.scored) == n < 40, n
+        m = httpx.get(srv.url + "/metrics").text
+        assert 'veridic_abandoned_requests_total{reason="client_disconnected"} 1.0' in m
+
+
+# --- compute budget in tokens ------------------------------------------------------------------------
+def test_token_budget_refuses_costly_requests_within_the_character_limit():
+    app = create_app(scorer=PairScorer(), settings=ServiceSettings(max_text_chars=5_000, max_request_tokens=20_000))
+    with TestClient(app) as c:
+        cjk = "猫が座った。" * 800  # 4,800 characters, ~4,800 estimated tokens
+        pairs = [{"source": cjk, "claim": "A. B. C. D. E."}]  # five claim sentences, each checked against the whole source
+        r = c.post("/v1/score", json={"pairs": pairs})
+        assert r.status_code == 413, r.text
+        assert "model tokens" in r.json()["error"]["message"] and "--max-request-tokens" in r.json()["error"]["message"]
+        assert c.post("/v1/score", json={"pairs": [{"source": cjk, "claim": "A cat sat."}]}).status_code == 200
+
+
+# --- slow clients ----------------------------------------------------------------------------------------
+def test_slow_header_sockets_are_closed():
+    app = create_app(scorer=PairScorer(), settings=ServiceSettings())
+    with _Uvicorn(app, header_timeout_s=0.5) as srv:
+        socks = []
+        for _ in range(100):
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+            s.sendall(b"POST /v1/score HTTP/1.1\r\nHost: x\r\n")  # headers never finish
+            socks.append(s)
+        time.sleep(1.5)
+        closed = 0
+        for s in socks:
+            try:
+                closed += s.recv(1) == b""
+            except (ConnectionResetError, TimeoutError):
+                closed += 1
+            s.close()
+        assert closed == 100
+        assert httpx.get(srv.url + "/v1/health").status_code == 200  # the service still answers
+
+
+def test_slow_body_gets_408():
+    app = create_app(scorer=PairScorer(), settings=ServiceSettings(body_timeout_s=0.5))
+    with _Uvicorn(app) as srv:
+        s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+        s.sendall(b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"pairs\":")
+        t0 = time.time()
+        data = s.recv(4096)
+        s.close()
+        assert data.startswith(b"HTTP/1.1 408") and time.time() - t0 < 3
+
+
+# --- docs and metrics --------------------------------------------------------------------------------------
+def test_docs_are_served_from_the_package():
+    pytest.importorskip("fastapi_offline")
+    with TestClient(create_app(scorer=PairScorer())) as c:
+        for page, asset in (("/docs", "/docs-assets/swagger-ui-bundle.js"), ("/redoc", "/docs-assets/redoc.standalone.js")):
+            html = c.get(page).text
+            assert asset in html and "cdn." not in html and "fonts.googleapis" not in html
+            r = c.get(asset)
+            assert r.status_code == 200 and len(r.content) > 100_000
+        assert c.get("/docs-assets/swagger-ui.css").status_code == 200
+    with TestClient(create_app(scorer=PairScorer(), settings=ServiceSettings(docs=False))) as c:
+        assert c.get("/docs").status_code == 404 and c.get("/openapi.json").status_code == 200
+
+
+def test_metrics_show_process_memory_cpu_and_open_requests():
+    with TestClient(create_app(scorer=PairScorer())) as c:
+        text = c.get("/metrics").text
+    for name in ("process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds", "veridic_open_requests"):
+        assert name in text, name
+    assert "veridic_open_requests 1.0" in text  # the /metrics request itself
