@@ -58,6 +58,7 @@ def main() -> None:
         "whole_source=True, max_windows=8 (before)": {"whole_source": True, "max_windows": 8},
         "whole_source=False, max_windows=8": {"whole_source": False, "max_windows": 8},
         "whole_source=False, max_windows=4": {"whole_source": False, "max_windows": 4},
+        "whole_source=True, max_windows=4": {"whole_source": True, "max_windows": 4},
     }
     for path in args.data:
         rows = [r for r in read_records(path)]

@@ -28,7 +28,8 @@ class ServiceSettings:
     bound one request (413 past them); ``timeout_s`` bounds how long one
     request may wait for its result (408 past it). ``api_key``: when set,
     every ``/v1/*`` route but ``/v1/health`` needs it in ``X-API-Key`` or
-    ``Authorization: Bearer``.
+    ``Authorization: Bearer``. ``max_mc_samples``: the most Monte-Carlo
+    dropout samples a request's ``options`` may ask for (0: none).
     """
 
     batch_ms: float = 5.0
@@ -39,6 +40,7 @@ class ServiceSettings:
     max_text_chars: int = 20_000
     timeout_s: float = 30.0
     api_key: str | None = None
+    max_mc_samples: int = 0
 
     def __post_init__(self) -> None:
         checks = {
@@ -49,6 +51,7 @@ class ServiceSettings:
             "max_pairs": self.max_pairs >= 1,
             "max_text_chars": self.max_text_chars >= 1,
             "timeout_s": self.timeout_s > 0,
+            "max_mc_samples": self.max_mc_samples >= 0,
         }
         bad = [k for k, ok in checks.items() if not ok]
         if bad:
