@@ -1,71 +1,7 @@
-"""One fake NLI backend for unit tests that need exact, explainable NLI outputs without a model."""
+"""The dummy NLI backend for unit tests (it ships in the package as ``veridic.nli.dummy``)."""
 
-from __future__ import annotations
+from veridic.nli.dummy import CONTRA, ENTAIL, NEUTRAL, DummyNLIBackend
 
-import re
-import zlib
+FakeNLIBackend = DummyNLIBackend
 
-import numpy as np
-
-from veridic.nli.labels import LabelMap
-
-ENTAIL, NEUTRAL, CONTRA = [0.9, 0.08, 0.02], [0.1, 0.8, 0.1], [0.04, 0.08, 0.88]
-
-
-class FakeNLIBackend:
-    """Word-overlap NLI with an optional script, deterministic and transparent.
-
-    ``script`` maps a substring of the hypothesis to fixed (e, n, c) probabilities; the first key found
-    wins. Otherwise entailment is 0.9 × the share of hypothesis words found in the premise, and a
-    hypothesis containing "never" gets contradiction 0.5 × (1 − share). MC samples add noise seeded
-    per pair to e (and its negative to n), so aggregation over samples can be checked exactly.
-
-    >>> b = FakeNLIBackend({"Paris": CONTRA})
-    >>> b.predict(["Cats sat."], ["Cats sat."]).round(2).tolist()
-    [[0.9, 0.1, 0.0]]
-    >>> b.predict(["x"], ["Paris is big."]).tolist()
-    [[0.04, 0.08, 0.88]]
-    """
-
-    model_id = "fake-words"
-    revision = None
-    supports_mc = True
-    label_map = LabelMap.from_id2label({0: "entailment", 1: "neutral", 2: "contradiction"})
-
-    def __init__(self, script: dict[str, list[float]] | None = None, *, max_length: int = 64):
-        self.script = dict(script or {})
-        self.max_length = max_length
-        self.calls: list[tuple[list[str], list[str], int]] = []
-
-    @staticmethod
-    def _words(t: str) -> list[str]:
-        return re.findall(r"\w+", t.lower())
-
-    def token_offsets(self, text: str) -> list[tuple[int, int]]:
-        return [(m.start(), m.end()) for m in re.finditer(r"\w+|[^\w\s]", text)]
-
-    def count_tokens(self, text: str) -> int:
-        return len(self.token_offsets(text))
-
-    def describe(self) -> dict:
-        return {"backend": "fake", "model": self.model_id, "revision": None, "parameters": 0}
-
-    def predict(self, premises, hypotheses, *, mc_samples=0, seed=0, progress=False):
-        self.calls.append((list(premises), list(hypotheses), mc_samples))
-        out = []
-        for p, h in zip(premises, hypotheses):
-            scripted = next((v for k, v in self.script.items() if k in h), None)
-            if scripted is not None:
-                out.append(list(scripted))
-                continue
-            pw, hw = set(self._words(p)), self._words(h)
-            e = sum(w in pw for w in hw) / max(1, len(hw))
-            c = 0.5 * (1 - e) if "never" in hw else 0.0
-            out.append([e * 0.9, 1 - e * 0.9 - c, c])
-        arr = np.array(out, dtype=float).reshape(len(out), 3)
-        if mc_samples:
-            # Seeded per pair, as the real backends are, so results do not depend on batching.
-            noise = np.stack([np.random.default_rng([seed, zlib.crc32(f"{p}\x00{h}".encode())]).normal(0, 0.01, size=(mc_samples, 1))
-                              for p, h in zip(premises, hypotheses)]).reshape(len(out), mc_samples, 1)
-            arr = np.clip(arr[:, None, :] + np.concatenate([noise, -noise, 0 * noise], axis=-1), 0, 1)
-        return arr
+__all__ = ["CONTRA", "ENTAIL", "NEUTRAL", "FakeNLIBackend", "DummyNLIBackend"]

@@ -97,12 +97,76 @@ def test_bench_unknown_scorer_fails_before_reading_data(tmp_path):
     assert r.exit_code == 2 and "Did you mean 'overlap'" in r.output
 
 
-def test_bench_threshold_from_another_file(data, tmp_path):
-    r = _invoke("--data", str(data / "alpha.jsonl"), "--threshold-from", str(data / "beta.jsonl"), "--scorer", "overlap",
-                "--out", str(tmp_path / "r"), "--no-cache", "--n-resamples", "50", "--no-progress")
+def _as_split(data: Path, name: str, new: str, tmp_path: Path) -> Path:
+    rows = [json.loads(line) for line in (data / f"{name}.jsonl").read_text().splitlines()]
+    for r in rows:
+        r["dataset"] = new
+        if new.endswith("_dev"):
+            r["source"] += " (dev copy)"  # dev rows may not repeat reported rows
+    return _write(tmp_path / f"{new}.jsonl", rows)
+
+
+def test_bench_threshold_from_fits_each_dataset_on_its_own_dev_rows(data, tmp_path):
+    # beta's rows stand in for alpha's dev split, alpha's for beta's: each reported set uses only the dev set of its name.
+    dev_a, dev_b = _as_split(data, "beta", "alpha_dev", tmp_path), _as_split(data, "alpha", "beta_dev", tmp_path)
+    test_a, test_b = _as_split(data, "alpha", "alpha_test", tmp_path), _as_split(data, "beta", "beta_test", tmp_path)
+    r = _invoke("--data", str(test_a), "--data", str(test_b), "--threshold-from", str(dev_a), "--threshold-from", str(dev_b),
+                "--scorer", "overlap", "--output", str(tmp_path / "r"), "--no-cache", "--n-resamples", "50", "--no-progress")
     assert r.exit_code == 0, r.output
     rep = json.loads((tmp_path / "r" / "report.json").read_text())
-    src = rep["results"]["alpha"]["overlap"]["threshold_source"]
-    assert src["kind"] == "dev_split" and src["fit_datasets"] == ["beta"]
-    assert rep["threshold_fits"]["overlap"]["threshold"] == rep["results"]["alpha"]["overlap"]["threshold"]
-    assert {s["dataset"] for s in rep["threshold_fits"]["overlap"]["scores"]} == {"beta"}
+    for reported, dev in (("alpha_test", "alpha_dev"), ("beta_test", "beta_dev")):
+        src = rep["results"][reported]["overlap"]["threshold_source"]
+        assert src["kind"] == "dev_split" and src["fit_datasets"] == [dev]
+        fit = rep["threshold_fits"]["overlap"][reported]
+        assert fit["threshold"] == rep["results"][reported]["overlap"]["threshold"]
+        assert {s["dataset"] for s in fit["scores"]} == {dev}
+
+
+def test_bench_threshold_from_without_dev_rows_for_a_dataset_is_a_clear_error(data, tmp_path):
+    r = _invoke("--data", str(data / "alpha.jsonl"), "--threshold-from", str(data / "beta.jsonl"), "--scorer", "overlap",
+                "--output", str(tmp_path / "r"), "--no-cache", "--no-progress")
+    assert r.exit_code == 2
+    assert "no dev rows for the reported dataset(s) 'alpha'" in r.output and "'beta'" in r.output
+
+
+def test_bench_writes_per_example_scores(data, tmp_path):
+    import csv
+
+    r = _invoke("--data", str(data), "--scorer", "overlap,overlap-bigram", "-o", str(tmp_path / "r"), "--no-cache", "--n-resamples", "20", "--no-progress")
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader((tmp_path / "r" / "scores.csv").open(encoding="utf-8")))
+    assert len(rows) == 24 and set(rows[0]) == {"id", "dataset", "label", "overlap", "overlap-bigram"}
+    rep = json.loads((tmp_path / "r" / "report.json").read_text())
+    # The file's scores rank exactly as the report's AUC says.
+    alpha = [row for row in rows if row["dataset"] == "alpha"]
+    auc = roc_auc(labels=[int(x["label"]) for x in alpha], scores=[float(x["overlap"]) for x in alpha])
+    assert auc == pytest.approx(rep["results"]["alpha"]["overlap"]["auc"])
+
+
+def test_bench_on_invalid_skip_records_the_rows(data, tmp_path):
+    rows = [json.loads(line) for line in (data / "alpha.jsonl").read_text().splitlines()]
+    rows[2]["source"] = "   "
+    rows[5]["label"] = "maybe"
+    bad = _write(tmp_path / "alpha.jsonl", rows)
+    r = _invoke("--data", str(bad), "--scorer", "overlap", "-o", str(tmp_path / "r"), "--no-cache", "--no-progress")
+    assert r.exit_code == 2 and "row 3" in r.output
+    r = _invoke("--data", str(bad), "--scorer", "overlap", "-o", str(tmp_path / "r"), "--no-cache", "--no-progress", "--on-invalid", "skip",
+                "--n-resamples", "20")
+    assert r.exit_code == 0, r.output
+    rep = json.loads((tmp_path / "r" / "report.json").read_text())
+    skipped = rep["datasets"]["alpha"]["skipped"]
+    assert skipped["n"] == 2 and [x["id"] for x in skipped["rows"]] == [rows[2]["id"], rows[5]["id"]]
+    assert rep["datasets"]["alpha"]["n"] == 10 and "--on-invalid skip" in rep["command"]
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "Rows left out (--on-invalid skip)" in md and rows[2]["id"] in md
+
+
+def test_bench_caches_only_inside_cache_dir(data, tmp_path, monkeypatch):
+    from veridic.bench.cache import nli_cache_path
+
+    assert nli_cache_path(score_dir=tmp_path / "c") == tmp_path / "c" / "nli-predictions.sqlite"
+    r = _invoke("--data", str(data), "--scorer", "e-c", "--backend", "dummy", "-o", str(tmp_path / "r"), "--cache-dir", str(tmp_path / "c"),
+                "--n-resamples", "20", "--no-progress")
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "data", "r"]
+    assert (tmp_path / "c" / "nli-predictions.sqlite").exists()

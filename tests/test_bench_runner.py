@@ -46,7 +46,7 @@ def _dataset(path: Path, name: str, scored: list[tuple[float, int]]):
 
 def test_threshold_from_a_dev_split_is_recorded_and_never_refitted(tmp_path):
     # On the dev split the best cut is between 0.1 and 0.3 (-> 0.2); on the evaluated split it would be 0.7.
-    dev, t1 = _dataset(tmp_path / "dev.jsonl", "devset", [(0.1, 0), (0.1, 0), (0.3, 1), (0.3, 1)])
+    dev, t1 = _dataset(tmp_path / "dev.jsonl", "evalset_dev", [(0.1, 0), (0.1, 0), (0.3, 1), (0.3, 1)])
     ev, t2 = _dataset(tmp_path / "ev.jsonl", "evalset", [(0.5, 0), (0.5, 0), (0.5, 0), (0.9, 1), (0.9, 1)])
     scorer = TableScorer(t1 | t2)
     res = run_benchmark(datasets=[ev], scorers=[scorer], threshold_datasets=[dev], threshold_from=["dev.jsonl"], n_resamples=50)
@@ -56,7 +56,7 @@ def test_threshold_from_a_dev_split_is_recorded_and_never_refitted(tmp_path):
     assert r.balanced_accuracy == 0.5  # everything >= 0.2: honest, not the in-sample 1.0
     block = build_report(result=res, command="test")["results"]["evalset"]["table"]
     assert block["threshold"] == pytest.approx(0.2)
-    assert block["threshold_source"]["kind"] == "dev_split" and block["threshold_source"]["fit_datasets"] == ["devset"]
+    assert block["threshold_source"]["kind"] == "dev_split" and block["threshold_source"]["fit_datasets"] == ["evalset_dev"]
 
 
 def test_threshold_split_overlapping_the_evaluated_rows_is_refused(tmp_path):

@@ -116,10 +116,10 @@ bigram.needs_backend = False
 
 
 def test_a_scorer_plugin_is_found_by_entry_point_and_imported_on_demand(tmp_path, monkeypatch):
-    from veridic.bench import scorers as reg
+    from veridic import registry as reg
 
     _install_plugin(tmp_path, monkeypatch, "demo-bigram = veridic_demo_plugin:bigram\n", PLUGIN)
-    monkeypatch.setattr(reg, "_REGISTRY", dict(reg._REGISTRY))
+    monkeypatch.setattr(reg, "_METHODS", dict(reg._METHODS))
     assert "demo-bigram" in scorer_names()
     assert "veridic_demo_plugin" not in sys.modules  # listing names imports nothing
     spec = get_scorer_spec("demo-bigram")
@@ -130,13 +130,13 @@ def test_a_scorer_plugin_is_found_by_entry_point_and_imported_on_demand(tmp_path
 
 
 def test_a_plugin_cannot_shadow_a_builtin_and_a_broken_one_says_why(tmp_path, monkeypatch):
-    from veridic.bench import scorers as reg
+    from veridic import registry as reg
 
     _install_plugin(tmp_path, monkeypatch, "overlap = veridic_demo_plugin:bigram\nbroken = veridic_demo_plugin:missing\n", PLUGIN)
-    monkeypatch.setattr(reg, "_REGISTRY", dict(reg._REGISTRY))
+    monkeypatch.setattr(reg, "_METHODS", dict(reg._METHODS))
     with pytest.warns(UserWarning, match="'overlap', which is already taken"):
         assert "overlap" in scorer_names()
-    assert get_scorer_spec("overlap").factory is reg._REGISTRY["overlap"].factory
+    assert get_scorer_spec("overlap").factory is reg._METHODS["overlap"].factory
     with pytest.warns(UserWarning), pytest.raises(RegistryError, match="broken.*failed to import: AttributeError"):
         get_scorer_spec("broken")
     with pytest.warns(UserWarning), pytest.raises(RegistryError, match="Unknown scorer 'brokn'.*Did you mean 'broken'"):

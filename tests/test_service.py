@@ -230,3 +230,33 @@ def test_threads_hitting_the_sync_client(client):
     [t.start() for t in ts]
     [t.join() for t in ts]
     assert out == [200] * 8
+
+
+def test_per_request_options_change_the_scorer_and_unknown_ones_are_422(client, scorer, tiny_backend):
+    from veridic.config import ScorerConfig
+    from veridic.registry import build_scorer
+
+    pair = PAIRS[3]
+    r = client.post("/v1/score", json={"pairs": [pair], "options": {"granularity": "document"}})
+    assert r.status_code == 200, r.text
+    direct = build_scorer(ScorerConfig(method="e-c", granularity="document"), backend=tiny_backend)
+    assert r.json()["verdicts"][0] == direct.score(sources=[pair["source"]], claims=[pair["claim"]])[0].to_dict()
+    assert r.json()["method"] == "e-c-doc"
+    # The server's own configuration is untouched by another request's options.
+    r = client.post("/v1/score", json={"pairs": [pair]})
+    assert r.json()["method"] == "e-c" and len(r.json()["verdicts"][0]["sentences"]) == 1
+    msg = _err(client.post("/v1/score", json={"pairs": [pair], "options": {"max_window": 3}}), 422, "validation_error")
+    assert "'max_window'" in msg and "max_windows" in msg
+    msg = _err(client.post("/v1/score", json={"pairs": [pair], "options": {"mc_samples": 15}}), 422)
+    assert "over this server's limit of 0" in msg
+    msg = _err(client.post("/v1/score", json={"pairs": [pair], "options": {"method": "hybrid", "granularity": "document"}}), 422)
+    assert "method='hybrid' needs granularity='sentence'" in msg
+    msg = _err(client.post("/v1/score", json={"pairs": [pair], "options": {"hybrid_weights": "/etc/passwd"}}), 422)
+    assert "set by the server" in msg
+
+
+def test_service_scorer_is_built_from_the_config(tmp_path):
+    from veridic.service import build_scorer
+
+    s = build_scorer("e-c", backend="dummy", max_windows=2, context_mode="premise")
+    assert s.config.max_windows == 2 and s.config.context_mode == "premise" and s.name == "e-c"

@@ -7,22 +7,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from veridic.config import ScorerConfig
 from veridic.types import Verdict
 
-__all__ = ["score"]
+__all__ = ["score", "cached_backend", "load_scorer"]
 
 _CACHE: dict[tuple, Any] = {}
 _LOCK = threading.Lock()
 
 
-def _backend(model: str | Path | None, backend: str, **kwargs: Any):
-    # Loading a model takes seconds; repeated calls reuse the loaded one.
+def cached_backend(model: str | Path | None = None, *, kind: str = "torch", **kwargs: Any):
+    """Load a backend once per process; repeated calls with the same arguments reuse it (loading takes seconds)."""
     from veridic.nli import load_backend
 
-    key = (str(model), backend, tuple(sorted(kwargs.items())))
+    key = (str(model), kind, tuple(sorted(kwargs.items())))
     with _LOCK:
         if key not in _CACHE:
-            _CACHE[key] = load_backend(model, kind=backend, **kwargs)
+            _CACHE[key] = load_backend(model, kind=kind, **kwargs)
         return _CACHE[key]
 
 
@@ -31,43 +32,63 @@ def score(
     sources: Sequence[str],
     claims: Sequence[str],
     contexts: Sequence[str | Sequence[str] | None] | None = None,
-    method: Literal["e", "e-c", "hybrid"] = "hybrid",
-    mc_samples: int = 0,
-    granularity: Literal["sentence", "document"] = "sentence",
-    claim_aggregation: str = "mean",
+    config: ScorerConfig | str | None = None,
+    method: Literal["e", "e-c", "hybrid"] | str | None = None,
     model: str | Path | None = None,
-    backend: Literal["torch", "onnx"] = "torch",
-    seed: int = 0,
+    backend: Literal["torch", "onnx", "dummy"] = "torch",
+    device: str = "cpu",
+    dtype: str = "auto",
     progress: bool = False,
-    **scorer_options: Any,
+    **options: Any,
 ) -> list[Verdict]:
-    """Score each claim against its source with an NLI model.
+    """Score each claim against its source.
 
-    ``method``: ``e`` (entailment probability), ``e-c`` (entailment minus
-    contradiction) or ``hybrid`` (e−c combined with lexical/entity signals by
-    weights shipped with the model; the score is a probability of being
-    faithful). ``model`` None uses the embedded default; a directory, an
-    installed package name or a hub id also work. Extra keyword options go to
-    :class:`veridic.nli.NLIScorer`.
+    The scorer is a :class:`veridic.config.ScorerConfig`: pass one as
+    ``config`` (or a registered name such as ``"e-c-doc"``), or its fields as
+    keywords (``method``, ``mc_samples``, ``granularity``, ``max_windows``,
+    ``context_mode``, ``threshold``...), which override ``config``'s. Default:
+    ``hybrid`` (e−c combined with lexical/entity signals; the verdict's score
+    is a probability of being faithful). ``model`` None uses the embedded
+    model; a directory, an installed package name or a hub id also work.
+    ``device``: ``cpu``, ``cuda[:N]`` or ``auto``.
 
     >>> vs = score(sources=["Paris is in France."], claims=["Paris is in Spain."])
     >>> vs[0].label
     'unsupported'
     """
-    from veridic.nli import NLIScorer
-
-    if method == "hybrid":
-        from veridic.nli.hybrid import HybridScorer
-
-        hybrid = HybridScorer(backend=_backend(model, backend), mc_samples=mc_samples, seed=seed, claim_aggregation=claim_aggregation, **scorer_options)
-        return hybrid.score(sources=sources, claims=claims, contexts=contexts, progress=progress)
-    scorer = NLIScorer(
-        backend=_backend(model, backend),
-        method=method,
-        mc_samples=mc_samples,
-        granularity=granularity,
-        claim_aggregation=claim_aggregation,
-        seed=seed,
-        **scorer_options,
-    )
+    if method is not None:
+        options["method"] = method
+    scorer = load_scorer(config, model=model, backend=backend, device=device, dtype=dtype, **options)
     return scorer.score(sources=sources, claims=claims, contexts=contexts, progress=progress)
+
+
+def load_scorer(
+    config: ScorerConfig | str | None = None,
+    *,
+    model: str | Path | None = None,
+    backend: str = "torch",
+    device: str = "cpu",
+    dtype: str = "auto",
+    batch_size: int = 32,
+    reuse: bool = True,
+    **options: Any,
+):
+    """Load the backend (once per process with ``reuse``) and build the scorer ``config`` describes.
+
+    What ``veridic score``, ``veridic serve``, each Ray actor and the detector's
+    CLI call. Options are validated (and ``device`` checked) before any model
+    loads; model-free methods load nothing.
+
+    >>> load_scorer("overlap").name
+    'overlap'
+    """
+    from veridic.nli.backend import check_device, check_dtype, load_backend
+    from veridic.registry import build_scorer, get_method, resolve_config
+
+    cfg = resolve_config(config, **options)
+    if not get_method(cfg.method).needs_backend:
+        return build_scorer(cfg)
+    check_device(device)
+    check_dtype(dtype)
+    load = cached_backend if reuse else load_backend
+    return build_scorer(cfg, backend=load(model, kind=backend, device=device, dtype=dtype, batch_size=batch_size))

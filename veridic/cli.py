@@ -1,19 +1,22 @@
 """The ``veridic`` command line: a thin shell over the library.
 
-Commands: ``score`` (one pair or a file), ``bench``, ``train nli``, ``export onnx``.
+Commands: ``score`` (one pair or a file), ``bench``, ``serve``, ``detect``,
+``index``, ``export onnx``, ``train nli`` and the research commands. Only
+typer is imported to print help; each command imports what it needs when it
+runs, and commands owned by other subpackages are loaded on first use.
+Every argument is checked before a model loads.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 try:
+    import click
     import typer
-    from rich.console import Console
-    from rich.table import Table
+    from typer.core import TyperGroup
 except ImportError:  # pragma: no cover - exercised only without the extra
     typer = None  # type: ignore[assignment]
 
@@ -21,178 +24,314 @@ from veridic.errors import VeridicError
 
 __all__ = ["app", "main"]
 
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+
 
 def _install_hint() -> None:
     sys.stderr.write("The veridic command line needs the 'cli' extra: pip install 'veridic[cli]'\n")
     raise SystemExit(2)
 
 
+#: Commands of other subpackages: name -> (module, attribute, is a Typer app, one-line help). Imported on first use.
+LAZY_COMMANDS = {
+    "bench": ("veridic.bench.cli", "bench", False, "Benchmark faithfulness scorers: AUC with bootstrap CIs, thresholds, significance, cost."),
+    "serve": ("veridic.service.cli", "serve", False, "Serve /v1/score, /v1/detect, /v1/health, /v1/models and /metrics over HTTP."),
+    "detect": ("veridic.detect.cli", "app", True, "Find, type and fix hallucinated spans (FAVA taxonomy)."),
+    "index": ("veridic.retrieve.cli", "app", True, "Build and search evidence indexes."),
+    "ablation": ("veridic.ablation.cli", "app", True, "Factual ablation (paper 001): does a grounded LM use its grounding?"),
+    "ais": ("veridic.ais.cli", "app", True, "AIS human evaluation (paper 003): annotation app, agreement statistics, AutoAIS."),
+    "congruity": ("veridic.congruity.cli", "app", True, "Factual vs contextual errors in entity descriptions (paper 000)."),
+    "synth": ("veridic.synth.cli", "app", True, "Build synthetic training data (the contrast corpus)."),
+}
+
+
 if typer is not None:
-    app = typer.Typer(help="veridic: check generated text against its sources.", no_args_is_help=True, add_completion=False)
-    export_app = typer.Typer(help="Export models to other runtimes.", no_args_is_help=True)
-    train_app = typer.Typer(help="Train veridic's models.", no_args_is_help=True)
+
+    class LazyGroup(TyperGroup):
+        """The root group: lists the lazy commands by name and imports one only when it is run."""
+
+        def list_commands(self, ctx: click.Context) -> list[str]:
+            return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+        def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+            if name not in LAZY_COMMANDS:
+                return super().get_command(ctx, name)
+            module, attr, is_app, _ = LAZY_COMMANDS[name]
+            try:
+                obj = getattr(__import__(module, fromlist=[attr]), attr)
+            except ImportError as exc:
+                return _missing_extra(name, exc)
+            if obj is None:
+                return _missing_extra(name, ImportError("typer"))
+            if is_app:
+                cmd = typer.main.get_command(obj)
+            else:
+                sub = typer.Typer(add_completion=False, context_settings=CONTEXT, rich_markup_mode=None)
+                sub.command(name)(obj)
+                cmd = typer.main.get_command(sub)
+            cmd.name = name
+            return cmd
+
+        def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+            # Help lists the lazy commands from LAZY_COMMANDS, without importing them (help stays fast).
+            rows = []
+            for name in self.list_commands(ctx):
+                if name in LAZY_COMMANDS:
+                    rows.append((name, LAZY_COMMANDS[name][3]))
+                else:
+                    cmd = super().get_command(ctx, name)
+                    if cmd is not None and not cmd.hidden:
+                        rows.append((name, cmd.get_short_help_str(limit=formatter.width - 20)))
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def _missing_extra(name: str, exc: ImportError) -> click.Command:
+        @click.command(name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+        def missing() -> None:
+            sys.stderr.write(f"error: `veridic {name}` needs an optional extra that is not installed ({exc.name or exc}); "
+                             "pip install 'veridic[all]' (or the extra its docs name).\n")
+            raise SystemExit(2)
+
+        return missing
+
+    def _version_callback(value: bool) -> None:
+        if value:
+            from veridic import __version__
+
+            typer.echo(f"veridic {__version__}")
+            raise typer.Exit()
+
+    app = typer.Typer(help="veridic: check generated text against its sources.", no_args_is_help=True, add_completion=False,
+                      cls=LazyGroup, context_settings=CONTEXT, rich_markup_mode=None)
+    export_app = typer.Typer(help="Export models to other runtimes.", no_args_is_help=True, context_settings=CONTEXT, rich_markup_mode=None)
+    train_app = typer.Typer(help="Train veridic's models.", no_args_is_help=True, context_settings=CONTEXT, rich_markup_mode=None)
     app.add_typer(export_app, name="export")
     app.add_typer(train_app, name="train")
-    err = Console(stderr=True, soft_wrap=True)
-    out = Console()
 
-    def _text_or_file(value: str) -> str:
-        p = Path(value)
-        if len(value) < 4096 and "\n" not in value and p.is_file():
-            try:
-                return p.read_text(encoding="utf-8")
-            except UnicodeDecodeError as exc:
-                raise VeridicError(f"{value!r} is not valid UTF-8 ({exc.reason} at byte {exc.start}); re-encode it as UTF-8.") from None
-        return value
+    @app.callback()
+    def _root(version: Annotated[bool, typer.Option("--version", "-V", callback=_version_callback, is_eager=True, help="Print the version and exit.")] = False) -> None:
+        """veridic: check generated text against its sources."""
 
     def _fail(exc: Exception) -> None:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2)
+
+    from veridic import cli_options as O  # noqa: E402  (typer only)
+
+    _FORMATS = ("jsonl", "csv", "tsv", "json", "parquet")
 
     @app.command("score")
     def score_cmd(
-        source: Optional[str] = typer.Option(None, "--source", "-s", help="Source text, or a path to a UTF-8 text file."),
-        claim: Optional[str] = typer.Option(None, "--claim", "-c", help="Claim text, or a path to a UTF-8 text file."),
-        context: Optional[str] = typer.Option(None, "--context", help="Dialogue history the claim responds to (optional)."),
-        input: Optional[Path] = typer.Option(None, "--input", "-i", help="Pairs file (.jsonl/.csv/.tsv/.parquet) in the benchmark schema."),
-        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write scored rows (format from the suffix)."),
-        method: str = typer.Option("hybrid", help="'e' (entailment prob.), 'e-c' (entailment minus contradiction) or 'hybrid' (e-c + lexical/entity signals)."),
-        mc_samples: int = typer.Option(0, "--mc-samples", help="Monte-Carlo dropout samples (paper 004 uses 15; 0 = off)."),
-        granularity: str = typer.Option("sentence", help="'sentence' (claim sentences vs source windows) or 'document' (whole claim vs chunks)."),
-        aggregation: str = typer.Option("mean", help="How claim sentences are pooled: mean, min or softmin."),
-        model: Optional[str] = typer.Option(None, "--model", "-m", help="Model directory, installed package or hub id (default: embedded)."),
-        backend: str = typer.Option("torch", help="'torch' or 'onnx'."),
-        batch_size: int = typer.Option(32, "--batch-size"),
-        seed: int = typer.Option(0, help="Seed for Monte-Carlo dropout."),
-        as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
-        engine: str = typer.Option("local", "--engine", help="For --input: 'local' (this process) or 'ray' (Ray Data actor pool; resumable)."),
-        ray_address: Optional[str] = typer.Option(None, "--ray-address", help="--engine ray: address of an existing Ray cluster (default: start a local one)."),
-        actors: int = typer.Option(2, "--actors", help="--engine ray: actors, each loading the model once."),
+        source: Annotated[Optional[str], typer.Option("--source", "-s", help="Source text (inline, never read as a path; @FILE reads a file).")] = None,
+        claim: Annotated[Optional[str], typer.Option("--claim", "-c", help="Claim text (inline; @FILE reads a file).")] = None,
+        context: Annotated[Optional[str], typer.Option("--context", help="Dialogue history the claim responds to (inline; @FILE reads a file).")] = None,
+        source_file: Annotated[Optional[Path], typer.Option("--source-file", help="Read the source from this UTF-8 file ('-' = stdin).")] = None,
+        claim_file: Annotated[Optional[Path], typer.Option("--claim-file", help="Read the claim from this UTF-8 file ('-' = stdin).")] = None,
+        input: Annotated[Optional[str], typer.Option("--input", "-i", help="Pairs file (.jsonl/.csv/.tsv/.parquet) in the benchmark schema; '-' = stdin (with --format).")] = None,
+        output: Annotated[Optional[str], typer.Option("--output", "-o", help="Scored rows (format from the suffix); '-' = stdout (with --format). One pair: write its JSON verdict here.")] = None,
+        fmt: Annotated[Optional[str], typer.Option("--format", "-f", help="Format of '-' input/output: jsonl, csv or tsv.")] = None,
+        limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Score only the first N rows of --input.")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="One pair: print the verdict as JSON.")] = False,
+        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary line.")] = False,
+        config_file: O.Config = None,
+        method: O.Method = None,
+        mc_samples: O.McSamples = None,
+        granularity: O.Granularity = None,
+        source_aggregation: O.SourceAgg = None,
+        claim_aggregation: O.ClaimAgg = None,
+        window_sentences: O.WindowSentences = None,
+        max_windows: O.MaxWindows = None,
+        whole_source: O.WholeSource = None,
+        context_mode: O.ContextMode = None,
+        threshold: O.Threshold = None,
+        abstain_above: O.AbstainAbove = None,
+        seed: O.Seed = None,
+        hybrid_weights: O.HybridWeights = None,
+        model: O.Model = None,
+        backend: O.Backend = "torch",
+        device: O.Device = "cpu",
+        dtype: O.Dtype = "auto",
+        batch_size: O.BatchSize = 32,
+        engine: Annotated[str, typer.Option("--engine", help="For --input: 'local' (this process) or 'ray' (Ray Data actor pool; resumable).")] = "local",
+        ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="--engine ray: address of an existing Ray cluster (default: start a local one).")] = None,
+        actors: Annotated[int, typer.Option("--actors", min=1, help="--engine ray: actors, each loading the model once.")] = 2,
     ) -> None:
         """Score a claim against a source, or every row of a file."""
-        from veridic.nli import NLIScorer, load_backend
-
         try:
-            if input is None and (source is None or claim is None):
-                raise VeridicError("Give either --source and --claim (one pair) or --input FILE (many pairs).")
-            if input is not None and (source is not None or claim is not None):
+            cfg = O.scorer_config(None, config_file=config_file, method=method, mc_samples=mc_samples, granularity=granularity,
+                                  source_aggregation=source_aggregation, claim_aggregation=claim_aggregation,
+                                  window_sentences=window_sentences, max_windows=max_windows, whole_source=whole_source,
+                                  context_mode=context_mode, threshold=threshold, abstain_above=abstain_above, seed=seed,
+                                  hybrid_weights=hybrid_weights)
+            O.check_model_flags(backend=backend, device=device, dtype=dtype)
+            one = any(v is not None for v in (source, claim, source_file, claim_file))
+            if input is None and not one:
+                raise VeridicError("Give --source/--claim (or --source-file/--claim-file) for one pair, or --input FILE for many.")
+            if input is not None and one:
                 raise VeridicError("--input cannot be combined with --source/--claim; use one or the other.")
-            if input is not None and output is None:
-                raise VeridicError("--input needs --output FILE for the scored rows.")
-            if output is not None:
+            if output is not None and output != "-":
                 from veridic.io import check_output
 
                 check_output(output)  # before the model loads: a bad -o fails in milliseconds
             if engine not in ("local", "ray"):
                 raise VeridicError(f"--engine must be 'local' or 'ray'; got {engine!r}.")
-            if engine == "ray":
-                if input is None:
-                    raise VeridicError("--engine ray scores files: give --input FILE --output FILE.")
-                from veridic.scale import score_file_ray
-
-                rep = score_file_ray(input=input, output=output, model=model, backend=backend, method=method, mc_samples=mc_samples,  # type: ignore[arg-type]
-                                     granularity=granularity, claim_aggregation=aggregation, seed=seed, batch_size=batch_size,
-                                     actors=actors, ray_address=ray_address, progress=True)
-                err.print(f"wrote {rep.written} scored rows to {output} ({rep.already_done} already there; {rep.chunks_scored}/{rep.chunks} chunks scored on {rep.actors} actors in {rep.seconds:.1f} s)")
-                return
-            kwargs: dict[str, Any] = {"batch_size": batch_size}
-            b = load_backend(model, kind=backend, **kwargs)
-            if method == "hybrid":
-                from veridic.nli.hybrid import HybridScorer
-
-                scorer = HybridScorer(backend=b, mc_samples=mc_samples, seed=seed, claim_aggregation=aggregation)
-            else:
-                scorer = NLIScorer(backend=b, method=method, mc_samples=mc_samples, granularity=granularity, claim_aggregation=aggregation, seed=seed)  # type: ignore[arg-type]
+            if fmt is not None and fmt not in _FORMATS:
+                raise VeridicError(f"--format must be one of {', '.join(_FORMATS)}; got {fmt!r}.")
             if input is None:
                 from veridic.io import check_text_length
 
-                src, clm = _text_or_file(source), _text_or_file(claim)  # type: ignore[arg-type]
+                src = _pair_text(source, source_file, "--source")
                 check_text_length(src, what="source")
-                verdict = scorer.score(sources=[src], claims=[clm], contexts=[context])[0]
-                if as_json:
-                    out.print_json(json.dumps(verdict.to_dict(), ensure_ascii=False))
-                else:
-                    _print_verdict(verdict)
+                clm = _pair_text(claim, claim_file, "--claim")
+                ctx = None if context is None else O.read_text_arg(context, flag="--context")
+                _score_one(cfg, src, clm, ctx, as_json=as_json, output=output,
+                           load=dict(model=model, backend=backend, device=device, dtype=dtype, batch_size=batch_size))
                 return
-            from veridic.scoring_files import score_file
+            if output is None:
+                raise VeridicError("--input needs --output FILE (or '-' with --format) for the scored rows.")
+            if engine == "ray":
+                if "-" in (input, output) or limit is not None:
+                    raise VeridicError("--engine ray reads and writes files: '-' and --limit work with --engine local only.")
+                from veridic.scale import score_file_ray
 
-            n = score_file(scorer=scorer, input=input, output=output, progress=True)  # type: ignore[arg-type]
-            err.print(f"wrote {n} scored rows to {output}")
+                rep = score_file_ray(input=input, output=output, config=cfg, model=model, backend=backend, device=device, dtype=dtype,
+                                     batch_size=batch_size, actors=actors, ray_address=ray_address, progress=not quiet)
+                if not quiet:
+                    typer.echo(f"wrote {rep.written} scored rows to {output} ({rep.already_done} already there; {rep.chunks_scored}/{rep.chunks} "
+                               f"chunks scored on {rep.actors} actors in {rep.seconds:.1f} s)", err=True)
+                return
+            n = _score_rows_file(cfg, input, output, fmt=fmt, limit=limit, quiet=quiet,
+                                 load=dict(model=model, backend=backend, device=device, dtype=dtype, batch_size=batch_size))
+            if not quiet:
+                typer.echo(f"wrote {n} scored rows to {'standard output' if output == '-' else output}", err=True)
         except VeridicError as exc:
             _fail(exc)
         except OSError as exc:  # an unreadable input or unwritable output path
             _fail(VeridicError(f"{exc.strerror or exc} ({exc.filename or 'file'}); check the --input/--output paths."))
 
+    def _pair_text(inline: str | None, file: Path | None, flag: str) -> str:
+        if inline is not None and file is not None:
+            raise VeridicError(f"Give {flag} TEXT or {flag}-file PATH, not both.")
+        if inline is None and file is None:
+            raise VeridicError(f"One pair needs {flag} TEXT (or {flag}-file PATH) too.")
+        return O.read_text_arg(inline or "", flag=flag, file=file)
+
+    def _score_one(cfg: Any, src: str, clm: str, ctx: str | None, *, as_json: bool, output: str | None, load: dict[str, Any]) -> None:
+        import json
+
+        from veridic.api import load_scorer
+
+        verdict = load_scorer(cfg, reuse=False, **load).score(sources=[src], claims=[clm], contexts=[ctx])[0]
+        if output not in (None, "-"):
+            import os
+
+            tmp = Path(output).with_name(Path(output).name + ".tmp")
+            tmp.write_text(json.dumps(verdict.to_dict(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+            os.replace(tmp, output)  # a crash leaves the old file or the new one, never half of one
+        elif as_json or output == "-":
+            typer.echo(json.dumps(verdict.to_dict(), ensure_ascii=False, indent=2))
+        else:
+            _print_verdict(verdict)
+
+    def _score_rows_file(cfg: Any, input: str, output: str, *, fmt: str | None, limit: int | None, quiet: bool, load: dict[str, Any]) -> int:
+        import shutil
+        import tempfile
+
+        from veridic.io import read_records, write_records
+
+        with tempfile.TemporaryDirectory(prefix="veridic-") as tmp:
+            inp = _stdin_to_file(Path(tmp), fmt) if input == "-" else Path(input)
+            if limit is not None:
+                import itertools
+
+                cut = Path(tmp) / f"limit{''.join(inp.suffixes) if inp.suffix != '.gz' else '.jsonl'}"
+                write_records(cut, list(itertools.islice(read_records(inp), limit)))
+                inp = cut
+            out = Path(tmp) / f"out.{_need_format(fmt, 'output')}" if output == "-" else Path(output)
+            from veridic.io.records import _format_of
+
+            _format_of(out)  # an unwritable output format fails before the model loads
+            from veridic.api import load_scorer
+            from veridic.scoring_files import score_file
+
+            n = score_file(scorer=load_scorer(cfg, reuse=False, **load), input=inp, output=out, progress=not quiet)
+            if output == "-":
+                with open(out, "rb") as fh:
+                    shutil.copyfileobj(fh, sys.stdout.buffer)
+                sys.stdout.flush()
+            return n
+
+    def _need_format(fmt: str | None, what: str) -> str:
+        if fmt is None:
+            raise VeridicError(f"'-' as {what} has no file suffix to tell its format: add --format jsonl, csv or tsv.")
+        return fmt
+
+    def _stdin_to_file(tmp: Path, fmt: str | None) -> Path:
+        p = tmp / f"stdin.{_need_format(fmt, 'input')}"
+        p.write_bytes(sys.stdin.buffer.read())
+        return p
+
     def _print_verdict(v) -> None:
+        from rich.console import Console
+        from rich.table import Table
+
         t = Table(title=f"{v.label}  score={v.score:+.3f}  (method {v.method})", show_lines=False)
-        for col in ("claim sentence", "score", "e", "n", "c", "evidence"):
+        for col in ("claim sentence", "sentence score", "e", "n", "c", "evidence"):
             t.add_column(col, overflow="fold")
         for s in v.sentences:
             ev = s.evidence
             t.add_row(s.span.text, f"{s.score:+.3f}", f"{s.e:.2f}", f"{s.n:.2f}", f"{s.c:.2f}", f"[{ev.start}:{ev.end}] {ev.text[:120]}" if ev else "")
+        out = Console()
         out.print(t)
         if v.uncertainty is not None:
             out.print(f"uncertainty (MC-dropout std): {v.uncertainty:.3f}")
 
     @export_app.command("onnx")
     def export_onnx_cmd(
-        model: Optional[str] = typer.Option(None, "--model", "-m", help="Model to export (default: embedded)."),
-        out_dir: Path = typer.Option(..., "--out", help="Output folder."),
-        quantize: bool = typer.Option(True, help="Also write a per-channel int8 copy (model.int8.onnx)."),
+        model: O.Model = None,
+        output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Output folder.")] = None,
+        out_dir: Annotated[Optional[Path], typer.Option("--out", hidden=True, help="Deprecated spelling of --output.")] = None,
+        quantize: Annotated[bool, typer.Option(help="Also write a per-channel int8 copy (model.int8.onnx).")] = True,
+        device: O.Device = "cpu",
     ) -> None:
-        """Export an NLI model to ONNX (+ int8) for the onnx backend."""
-        from veridic.nli import export_onnx
-
+        """Export an NLI model to ONNX (+ int8, + its hybrid weights) for the onnx backend."""
         try:
-            files = export_onnx(model=model, out_dir=out_dir, quantize=quantize)
+            target = output or out_dir
+            if target is None:
+                raise VeridicError("Give the output folder: --output DIR.")
+            from veridic.nli.backend import check_device, export_onnx
+
+            check_device(device)
+            files = export_onnx(model=model, out_dir=target, quantize=quantize, device=device)
         except VeridicError as exc:
             _fail(exc)
         for k, p in files.items():
-            out.print(f"{k}: {p} ({p.stat().st_size / 1e6:.1f} MB)")
+            typer.echo(f"{k}: {p} ({p.stat().st_size / 1e6:.1f} MB)")
 
     @train_app.command("nli")
     def train_nli_cmd(
-        config: Path = typer.Option(Path("configs/nli-minilm.yaml"), "--config", help="Training config (YAML)."),
-        out_dir: Path = typer.Option(..., "--out", help="Run folder: checkpoints, logs and the final model."),
-        data_dir: Optional[Path] = typer.Option(None, "--data", help="Folder of NLI data (default: ../shared/data or $VERIDIC_DATA)."),
-        max_minutes: Optional[float] = typer.Option(None, "--max-minutes", help="Stop cleanly (checkpoint + export) after this many minutes."),
-        resume: bool = typer.Option(True, help="Continue from the last checkpoint in --out if there is one."),
-        device: Optional[str] = typer.Option(None, "--device", help="auto | cpu | cuda | cuda:N (default: the config's runtime.device, auto). bf16 autocast on CUDA."),
+        config: Annotated[Path, typer.Option("--config", help="Training config (YAML).")] = Path("configs/nli-minilm.yaml"),
+        output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Run folder: checkpoints, logs and the final model.")] = None,
+        out_dir: Annotated[Optional[Path], typer.Option("--out", hidden=True, help="Deprecated spelling of --output.")] = None,
+        data_dir: Annotated[Optional[Path], typer.Option("--data", help="Folder of NLI data (default: ../shared/data or $VERIDIC_DATA).")] = None,
+        max_minutes: Annotated[Optional[float], typer.Option("--max-minutes", help="Stop cleanly (checkpoint + export) after this many minutes.")] = None,
+        resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in --output if there is one.")] = True,
+        device: Annotated[Optional[str], typer.Option("--device", help="auto | cpu | cuda | cuda:N (default: the config's runtime.device, auto). bf16 autocast on CUDA.")] = None,
     ) -> None:
         """Train the NLI model (seeded, checkpointed, resumable)."""
+        target = output or out_dir
+        if target is None:
+            _fail(VeridicError("Give the run folder: --output DIR."))
         try:
             from veridic.train import train_nli
         except ImportError as exc:
             _fail(VeridicError(f"Training needs the 'train' extra ({exc.name} is missing): pip install 'veridic[train]'"))
         try:
-            final = train_nli(config=config, output_dir=out_dir, resume=resume, max_minutes=max_minutes, data_dir=data_dir,
-                              device=device)
+            final = train_nli(config=config, output_dir=target, resume=resume, max_minutes=max_minutes, data_dir=data_dir, device=device)
         except VeridicError as exc:
             _fail(exc)
-        out.print(f"final model: {final}")
+        typer.echo(f"final model: {final}")
 
-    def _mount_optional() -> None:
-        # Commands owned by other subpackages; a missing optional extra hides them.
-        for module, name in (("veridic.detect.cli", "detect"), ("veridic.retrieve.cli", "index"), ("veridic.ablation.cli", "ablation"),
-                             ("veridic.ais.cli", "ais"), ("veridic.congruity.cli", "congruity"),
-                             ("veridic.synth.cli", "synth")):
-            try:
-                sub = __import__(module, fromlist=["app"]).app
-            except ImportError:
-                continue
-            app.add_typer(sub, name=name)
-        try:
-            from veridic.bench.cli import bench
-        except ImportError:
-            pass
-        else:
-            app.command("bench")(bench)
-        # `serve` imports only typer at mount time; without the 'service' extra it says what to install.
-        from veridic.service.cli import serve
-
-        app.command("serve")(serve)
-
-    _mount_optional()
 else:  # pragma: no cover
     app = None
 

@@ -28,20 +28,29 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from veridic.ais.stats import ItemVotes, Judgment, consensus, expert_agreement
-from veridic.errors import InputError
+from veridic.config import ScorerConfig
+from veridic.errors import ConfigError, InputError
 from veridic.nli.backend import NLIBackend
-from veridic.nli.scorer import NLIScorer
+from veridic.registry import build_scorer, resolve_config
 
 __all__ = ["AutoAIS", "auto_agreement"]
 
 
 class AutoAIS:
-    """Stage-2 decisions from an NLI backend. Extra keyword arguments go to :class:`~veridic.nli.NLIScorer`."""
+    """Stage-2 decisions from a scorer: ``scorer`` (any :class:`veridic.registry.Scorer`), or ``backend`` plus
+    ``config`` (a :class:`veridic.config.ScorerConfig` or name; default ``e-c``) and its fields as keywords."""
 
     name = "autoais"
 
-    def __init__(self, *, backend: NLIBackend, threshold: float | None = None, **scorer_kwargs: Any):
-        self.scorer = NLIScorer(backend=backend, threshold=threshold, **scorer_kwargs)
+    def __init__(self, *, backend: NLIBackend | None = None, scorer: Any = None, config: ScorerConfig | str | None = None,
+                 threshold: float | None = None, **options: Any):
+        if scorer is not None:
+            if backend is not None or config is not None or options or threshold is not None:
+                raise ConfigError("Pass AutoAIS either scorer= (already built) or backend= with config/options, not both.")
+            self.scorer = scorer
+        else:
+            cfg = resolve_config(config if config is not None else "e-c", **options, **({"threshold": threshold} if threshold is not None else {}))
+            self.scorer = build_scorer(cfg, backend=backend)
 
     def describe(self) -> dict[str, Any]:
         return {"rater": self.name, "threshold": self.scorer.threshold, **self.scorer.describe()}
@@ -50,7 +59,7 @@ class AutoAIS:
         if len(sources) != len(outputs):
             raise InputError(f"sources and outputs must have the same length; got {len(sources)} and {len(outputs)}.")
         verdicts = self.scorer.score(sources=list(sources), claims=list(outputs))
-        return [v.score >= self.scorer.threshold for v in verdicts]
+        return [self.scorer.decide(v.score, v.uncertainty) == "supported" for v in verdicts]
 
 
 def _table_text(table: Mapping[str, Any]) -> str:

@@ -2,7 +2,7 @@
 
 The main CLI mounts it with ``app.command("bench")(bench)``. Standalone::
 
-    python -m veridic.bench --data dev --scorer overlap --out /tmp/r-overlap
+    python -m veridic.bench --data dev --scorer overlap --output /tmp/r-overlap
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from veridic.bench.datasets import load_datasets
 from veridic.bench.report import write_report
 from veridic.bench.runner import run_benchmark
 from veridic.bench.scorers import build_scorer, get_scorer_spec, load_external_scores
+from veridic import cli_options as O
 from veridic.errors import ConfigError, VeridicError
 
 __all__ = ["bench", "main"]
@@ -33,7 +34,7 @@ def _split(values: list[str] | None) -> list[str]:
     return out
 
 
-def _load_backend(model: str | None, kind: str, cache_path: Path | None = None) -> Any:
+def _load_backend(model: str | None, kind: str, cache_path: Path | None = None, *, device: str = "cpu", dtype: str = "auto") -> Any:
     try:
         from veridic.nli import load_backend
     except ImportError as exc:
@@ -42,7 +43,7 @@ def _load_backend(model: str | None, kind: str, cache_path: Path | None = None) 
 
     # Scorers share NLI calls on identical pairs (e and e-c, say), within a run
     # and, through the on-disk prediction cache, across runs.
-    return CachedBackend(load_backend(model=model, kind=kind), path=cache_path)
+    return CachedBackend(load_backend(model=model, kind=kind, device=device, dtype=dtype), path=cache_path)
 
 
 def _command(argv: dict[str, Any]) -> str:
@@ -65,13 +66,16 @@ def _command(argv: dict[str, Any]) -> str:
 
 def bench(
     data: Annotated[list[str], typer.Option("--data", "-d", metavar="PATH_OR_GROUP", help="Dataset file, folder or group name (e.g. 'dev'); repeat for more.")],
-    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Folder for report.json, report.md and ROC PNGs.")],
-    scorer: Annotated[list[str] | None, typer.Option("--scorer", "-s", metavar="NAME", help="Registered scorer (e, e-c, e+mc, e-c+mc, e-doc, e-c-doc, hybrid, overlap, overlap-bigram, or a plugin); repeat or comma-separate.")] = None,
+    out: Annotated[Path, typer.Option("--output", "-o", "--out", metavar="DIR", help="Folder for report.json, report.md, scores.csv (per-example scores) and ROC PNGs.")],
+    scorer: Annotated[list[str] | None, typer.Option("--scorer", metavar="NAME", help="Registered scorer (e, e-c, e+mc, e-c+mc, e-doc, e-c-doc, hybrid, overlap, overlap-bigram, or a plugin); repeat or comma-separate.")] = None,
     scores: Annotated[list[Path] | None, typer.Option("--scores", metavar="FILE", help="Per-example score file (columns id, score, or id + named columns) to add as scorer columns.")] = None,
     compare: Annotated[tuple[str, str] | None, typer.Option("--compare", metavar="A B", help="Two scorer names A B: paired approximate-randomization test of AUC(A) - AUC(B).")] = None,
     threshold_from: Annotated[list[str] | None, typer.Option("--threshold-from", metavar="PATH_OR_GROUP", help="Dev split (file, folder or group) to fit thresholds on; default: 2-fold cross-fitting within each dataset.")] = None,
     model: Annotated[str | None, typer.Option("--model", metavar="ID_OR_PATH", help="NLI model id or path for model scorers (default: the embedded model).")] = None,
-    backend: Annotated[str, typer.Option("--backend", metavar="KIND", help="Model backend kind: torch or onnx.")] = "torch",
+    backend: Annotated[str, typer.Option("--backend", metavar="KIND", help="Model backend kind: torch, onnx or dummy.")] = "torch",
+    device: O.Device = "cpu",
+    dtype: O.Dtype = "auto",
+    on_invalid: Annotated[str, typer.Option("--on-invalid", metavar="error|skip", help="A blank or invalid row: stop with its row number (error), or leave it out and record it in the report (skip).")] = "error",
     n_resamples: Annotated[int, typer.Option("--n-resamples", metavar="N", min=1, help="Bootstrap resamples for the CIs.")] = 1000,
     trials: Annotated[int, typer.Option("--trials", metavar="N", min=1, help="Approximate-randomization trials for --compare.")] = 10_000,
     seed: Annotated[int, typer.Option("--seed", metavar="N", help="Seed of bootstrap, cross-fitting folds and randomization.")] = 0,
@@ -84,15 +88,21 @@ def bench(
         "--data": data, "--scorer": scorer, "--scores": scores, "--compare": compare, "--threshold-from": threshold_from,
         "--model": model, "--backend": backend if backend != "torch" else None,
         "--n-resamples": n_resamples if n_resamples != 1000 else None, "--trials": trials if trials != 10_000 else None,
-        "--seed": seed if seed else None, "--cache-dir": cache_dir, "--no-cache": no_cache, "--out": out,
+        "--seed": seed if seed else None, "--cache-dir": cache_dir, "--no-cache": no_cache,
+        "--device": device if device != "cpu" else None, "--dtype": dtype if dtype != "auto" else None,
+        "--on-invalid": on_invalid if on_invalid != "error" else None, "--output": out,
     })
     try:
         names = _split(scorer)
         specs = [get_scorer_spec(n) for n in names]  # fail on typos before reading any data
+        if on_invalid not in ("error", "skip"):
+            raise ConfigError(f"--on-invalid must be 'error' or 'skip'; got {on_invalid!r}.")
+        if any(s.needs_backend for s in specs):
+            O.check_model_flags(backend=backend, device=device, dtype=dtype)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            datasets = load_datasets(specs=data)
-            threshold_datasets = load_datasets(specs=threshold_from) if threshold_from else None
+            datasets = load_datasets(specs=data, on_invalid=on_invalid)
+            threshold_datasets = load_datasets(specs=threshold_from, on_invalid=on_invalid) if threshold_from else None
         for w in caught:  # data warnings (renamed duplicate ids) read better without a source line
             typer.echo(f"warning: {w.message}", err=True)
         external = [e for path in scores or [] for e in load_external_scores(path=path)]
@@ -101,7 +111,7 @@ def bench(
             raise ConfigError(f"Score-file column(s) {', '.join(map(repr, clash))} share a name with --scorer; rename the column.")
         cache_root = cache_dir or default_cache_dir()
         nli_cache = None if no_cache else nli_cache_path(score_dir=cache_root)
-        model_backend = _load_backend(model, backend, nli_cache) if any(s.needs_backend for s in specs) else None
+        model_backend = _load_backend(model, backend, nli_cache, device=device, dtype=dtype) if any(s.needs_backend for s in specs) else None
         scorers = [build_scorer(name=n, backend=model_backend) for n in names] + external
         cache = None if no_cache else ScoreCache(directory=cache_root)
         result = run_benchmark(
@@ -122,7 +132,7 @@ def bench(
         raise typer.Exit(code=2) from None
     for name, m in result.means.items():
         typer.echo(f"{name}: mean AUC {m.auc:.3f} [{m.auc_ci_low:.3f}, {m.auc_ci_high:.3f}] over {len(m.datasets)} datasets")
-    typer.echo(f"wrote {paths['json']}, {paths['markdown']} and {len(paths) - 2} ROC plot(s)")
+    typer.echo(f"wrote {paths['json']}, {paths['markdown']}, {paths['scores']} and {len(paths) - 3} ROC plot(s)")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -72,6 +72,8 @@ class BenchDataset:
     examples: tuple[BenchExample, ...]
     data_hash: str
     renamed_ids: tuple[dict[str, Any], ...] = ()
+    #: rows left out under ``on_invalid="skip"``: ``{"row", "id", "reason"}`` each.
+    skipped: tuple[dict[str, Any], ...] = ()
 
     @property
     def n(self) -> int:
@@ -215,26 +217,39 @@ def _hash_examples(examples: Sequence[BenchExample]) -> str:
     return h.hexdigest()
 
 
-def load_dataset_file(*, path: str | Path) -> list[BenchDataset]:
+def load_dataset_file(*, path: str | Path, on_invalid: str = "error") -> list[BenchDataset]:
     """Read and validate one row file; return its datasets (grouped by ``dataset``).
 
     Rows without ``id`` get ``<file stem>-<row>``. Scores are matched to rows
     by id, so a repeated id within a dataset is made unique (``<id>#2``) with
     a warning, and the rename is kept in ``BenchDataset.renamed_ids``.
+    ``on_invalid``: ``"error"`` stops at the first invalid row (a blank
+    source or claim, a bad label) with its row number; ``"skip"`` leaves such
+    rows out and records each (row, id, reason) in ``BenchDataset.skipped``.
     """
+    if on_invalid not in ("error", "skip"):
+        raise ConfigError(f"on_invalid must be 'error' or 'skip'; got {on_invalid!r}.")
     path = Path(path)
     str_path = str(path)
     stem = path.name.split(".")[0]
     grouped: dict[str, list[BenchExample]] = {}
     seen: dict[tuple[str, str], int] = {}
     renamed: list[dict[str, Any]] = []
+    skipped: dict[str, list[dict[str, Any]]] = {}
     for row_number, row in enumerate(read_records(path), start=1):
-        pair = record_to_pair(row, row_number=row_number, path=str_path)
-        if "label" not in row:
-            raise DataFormatError(f"missing column 'label' (1 = faithful, 0 = not); the row has columns {sorted(row)}.", path=str_path, row=row_number)
-        label = parse_label(row["label"], path=str_path, row=row_number)
         name = row.get("dataset")
         name = str(name).strip() if isinstance(name, str) and name.strip() else stem
+        try:
+            pair = record_to_pair(row, row_number=row_number, path=str_path)
+            if "label" not in row:
+                raise DataFormatError(f"missing column 'label' (1 = faithful, 0 = not); the row has columns {sorted(row)}.", path=str_path, row=row_number)
+            label = parse_label(row["label"], path=str_path, row=row_number)
+        except InputError as exc:
+            if on_invalid == "error":
+                raise
+            rid = row.get("id")
+            skipped.setdefault(name, []).append({"row": row_number, "id": None if rid is None else str(rid), "reason": str(exc)})
+            continue
         rid = pair.id if pair.id is not None else f"{stem}-{row_number}"
         if (name, rid) in seen:
             # Real data has this (BEGIN ids hash source+claim, not the dialogue context). Refusing would make the
@@ -247,18 +262,21 @@ def load_dataset_file(*, path: str | Path) -> list[BenchDataset]:
         seen[(name, rid)] = row_number
         grouped.setdefault(name, []).append(BenchExample(id=rid, pair=pair, label=label, row=row_number))
     if not grouped:
-        raise InputError(f"{str_path!r} holds no rows; a benchmark dataset needs labelled rows.")
+        extra = f" ({sum(map(len, skipped.values()))} invalid rows were skipped)" if skipped else ""
+        raise InputError(f"{str_path!r} holds no usable rows{extra}; a benchmark dataset needs labelled rows.")
+    for name, rows in skipped.items():
+        warnings.warn(f"{str_path}: skipped {len(rows)} invalid row(s) of dataset {name!r} (--on-invalid skip), e.g. {rows[0]['reason']}", stacklevel=2)
     if renamed:
         shown = ", ".join(f"row {r['row']} ({r['original_id']!r} -> {r['id']!r})" for r in renamed[:3])
         warnings.warn(f"{str_path}: {len(renamed)} duplicate id(s) made unique with a '#k' suffix: {shown}.", stacklevel=2)
     return [
         BenchDataset(name=name, path=str_path, examples=tuple(examples), data_hash=_hash_examples(examples),
-                     renamed_ids=tuple(r for r in renamed if r["dataset"] == name))
+                     renamed_ids=tuple(r for r in renamed if r["dataset"] == name), skipped=tuple(skipped.get(name, ())))
         for name, examples in grouped.items()
     ]
 
 
-def load_datasets(*, specs: Sequence[str]) -> list[BenchDataset]:
+def load_datasets(*, specs: Sequence[str], on_invalid: str = "error") -> list[BenchDataset]:
     """Resolve every spec, read each file once, and return the datasets in order.
 
     Two different files that yield the same dataset name are an error (their
@@ -274,7 +292,7 @@ def load_datasets(*, specs: Sequence[str]) -> list[BenchDataset]:
     out: list[BenchDataset] = []
     origin: dict[str, str] = {}
     for f in files:
-        for ds in load_dataset_file(path=f):
+        for ds in load_dataset_file(path=f, on_invalid=on_invalid):
             if ds.name in origin:
                 raise ConfigError(
                     f"Dataset name {ds.name!r} comes from both {origin[ds.name]!r} and {ds.path!r}; "

@@ -40,7 +40,7 @@ from veridic.errors import MissingDependencyError
 
 __all__ = ["SCHEMA_VERSION", "Report", "build_report", "plot_roc_curves", "render_markdown", "write_report"]
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: threshold_fits per scorer and dataset; datasets[*].skipped; scores.csv beside the report
 SIGNIFICANCE_MARKS = ("†", "‡", "§", "¶", "#", "*")
 P_THRESHOLD = 0.05
 
@@ -205,9 +205,9 @@ def build_report(*, result: BenchResult, command: str, figures: dict[str, str] |
     for ds in result.datasets:
         results[ds.name] = {name: _dataset_block(result.results[(ds.name, name)]) for name in result.scorer_names}
     threshold_fits: dict[str, dict[str, Any]] = {}
-    for name, fit in result.threshold_fits.items():
-        runs = result.threshold_runs.get(name, [])
-        threshold_fits[name] = {
+    for (name, reported), fit in result.threshold_fits.items():
+        runs = [r for r in result.threshold_runs.get(name, []) if r.dataset in fit.fit_datasets]
+        threshold_fits.setdefault(name, {})[reported] = {
             "threshold": fit.threshold,
             "fit_datasets": list(fit.fit_datasets),
             "fit_n": fit.fit_n,
@@ -224,7 +224,8 @@ def build_report(*, result: BenchResult, command: str, figures: dict[str, str] |
         "metrics": METRIC_DEFINITIONS,
         "scorers": {name: dict(desc) for name, desc in result.scorers.items()},
         "datasets": {ds.name: {"path": ds.path, "n": ds.n, "n_pos": ds.n_pos, "data_hash": ds.data_hash,
-                            "renamed_ids": list(ds.renamed_ids)} for ds in result.datasets},
+                            "renamed_ids": list(ds.renamed_ids),
+                            "skipped": {"n": len(ds.skipped), "rows": list(ds.skipped)}} for ds in result.datasets},
         "results": results,
         "mean": {
             name: {"datasets": list(m.datasets), "auc": _num(m.auc), "auc_ci_low": _num(m.auc_ci_low), "auc_ci_high": _num(m.auc_ci_high),
@@ -327,7 +328,8 @@ def render_markdown(*, result: BenchResult, command: str) -> str:
     lines.extend(legend or ["No significance tests were requested (use `--compare A B`)."])
 
     if s.threshold_from:
-        how = f"Thresholds fitted per scorer on the declared dev split {', '.join(s.threshold_from)} (never on reported rows)."
+        how = (f"Thresholds fitted per scorer and per dataset on the declared dev split {', '.join(s.threshold_from)}, each dataset on the "
+               "dev rows of the same name (never on reported rows).")
     else:
         how = ("Thresholds cross-fitted within each dataset (2 label-stratified folds, seed "
                f"{s.seed}): each row is classified with the threshold fitted on the other fold; t is the mean of the two fold thresholds.")
@@ -361,7 +363,33 @@ def render_markdown(*, result: BenchResult, command: str) -> str:
         lines.append(f"| `{n}` | {100 * result.means[n].auc:.1f} | {_fmt_params(row['parameters'])} | "
                      f"{'–' if calls is None else calls} | {_fmt_seconds(row['seconds_per_example'])} | {', '.join(row['timing'])} |")
     lines += ["", "Seconds are wall-clock on the machine that first scored the rows (cached runs reuse that timing).", ""]
+    skipped = [ds for ds in result.datasets if ds.skipped]
+    if skipped:
+        lines += ["## Rows left out (--on-invalid skip)", "", "| Dataset | rows skipped | ids (first 10) | first reason |", "|---|---:|---|---|"]
+        for ds in skipped:
+            ids = ", ".join(str(r["id"] if r["id"] is not None else f"row {r['row']}") for r in ds.skipped[:10])
+            lines.append(f"| {ds.name} | {len(ds.skipped)} | {ids}{' …' if len(ds.skipped) > 10 else ''} | {ds.skipped[0]['reason']} |")
+        lines.append("")
     return "\n".join(lines)
+
+
+def write_scores_table(*, result: BenchResult, path: str | Path) -> Path:
+    """Per-example scores: one row per reported example (id, dataset, label), one column per scorer (CSV)."""
+    import csv
+
+    names = result.scorer_names
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "dataset", "label", *names])
+        for ds in result.datasets:
+            runs = [result.results[(ds.name, n)].run for n in names]
+            by_id = [dict(zip(r.ids, r.scores)) for r in runs]
+            for ex in ds.examples:
+                w.writerow([ex.id, ds.name, ex.label, *(repr(float(b[ex.id])) for b in by_id)])
+    tmp.replace(path)
+    return path
 
 
 # ---------------------------------------------------------------------------
@@ -417,7 +445,7 @@ def write_report(*, result: BenchResult, out_dir: str | Path, command: str, figu
     atomic_write_text(json_path, json.dumps(report, indent=1, ensure_ascii=False, allow_nan=False))
     md_path = out_dir / "report.md"
     atomic_write_text(md_path, render_markdown(result=result, command=command))
-    paths = {"json": json_path, "markdown": md_path}
+    paths = {"json": json_path, "markdown": md_path, "scores": write_scores_table(result=result, path=out_dir / "scores.csv")}
     for ds_name, fname in figs.items():
         paths[f"roc:{ds_name}"] = out_dir / fname
     return paths

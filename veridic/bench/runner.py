@@ -170,7 +170,8 @@ class BenchResult:
     means: dict[str, MeanResult]
     comparisons: list[Comparison]
     threshold_runs: dict[str, list[ScoreRun]] = field(default_factory=dict)
-    threshold_fits: dict[str, ThresholdFit] = field(default_factory=dict)
+    #: (scorer, reported dataset) -> the threshold fitted on that dataset's dev rows.
+    threshold_fits: dict[tuple[str, str], ThresholdFit] = field(default_factory=dict)
 
     @property
     def scorer_names(self) -> list[str]:
@@ -256,6 +257,47 @@ def score_dataset(
                     seconds_per_example=seconds, timing="measured", cache_key=key)
 
 
+_SPLITS = ("dev", "valid", "validation", "val", "test", "train", "eval")
+
+
+def split_base(name: str) -> str:
+    """A dataset's name without a trailing split word: ``frank_test`` and ``frank_dev`` are both ``frank``.
+
+    >>> split_base("frank_test"), split_base("begin2_dev"), split_base("wice")
+    ('frank', 'begin2', 'wice')
+    """
+    for sep in ("_", "-", "."):
+        head, _, tail = name.rpartition(sep)
+        if head and tail.lower() in _SPLITS:
+            return head
+    return name
+
+
+def match_threshold_datasets(*, datasets: Sequence[BenchDataset], threshold_datasets: Sequence[BenchDataset]) -> dict[str, list[str]]:
+    """For each reported dataset, the threshold (dev) datasets of the same name, split words aside.
+
+    Each reported dataset gets a threshold fitted on its own dev rows only;
+    one with no dev rows is an error that names it and the dev sets given.
+    """
+    by_base: dict[str, list[str]] = {}
+    for t in threshold_datasets:
+        by_base.setdefault(split_base(t.name), []).append(t.name)
+    out: dict[str, list[str]] = {}
+    missing = []
+    for ds in datasets:
+        names = [t.name for t in threshold_datasets if t.name == ds.name] or by_base.get(split_base(ds.name), [])
+        if not names:
+            missing.append(ds.name)
+        out[ds.name] = names
+    if missing:
+        raise ConfigError(
+            f"--threshold-from has no dev rows for the reported dataset(s) {', '.join(map(repr, missing))}: thresholds are fitted per "
+            f"dataset on the dev set of the same name (split words like _dev/_test aside); the dev sets given are "
+            f"{', '.join(repr(t.name) for t in threshold_datasets)}. Add a dev file for each, or leave --threshold-from out to cross-fit."
+        )
+    return out
+
+
 def _check_inputs(
     datasets: Sequence[BenchDataset],
     scorers: Sequence[Scorer | ExternalScores],
@@ -286,6 +328,8 @@ def _check_inputs(
                 f"dataset(s) {', '.join(sorted(set(shared)))}; thresholds must be fitted on rows that are not reported. "
                 "Pass a different --threshold-from, or leave it out to cross-fit within each dataset."
             )
+    if threshold_datasets:
+        match_threshold_datasets(datasets=datasets, threshold_datasets=threshold_datasets)  # before any scoring
     for a, b in compare:
         for n in (a, b):
             if n not in names:
@@ -341,12 +385,15 @@ def run_benchmark(
     finally:
         bar.close()
 
-    threshold_fits: dict[str, ThresholdFit] = {}
+    threshold_fits: dict[tuple[str, str], ThresholdFit] = {}
+    dev_of = match_threshold_datasets(datasets=datasets, threshold_datasets=threshold_datasets) if threshold_datasets else {}
     for name, tr in threshold_runs.items():
-        y = np.concatenate([r.labels for r in tr])
-        s = np.concatenate([r.scores for r in tr])
-        threshold_fits[name] = ThresholdFit(kind="dev_split", threshold=fit_threshold(labels=y, scores=s),
-                                            fit_datasets=tuple(r.dataset for r in tr), fit_n=len(y))
+        for ds in datasets:
+            mine = [r for r in tr if r.dataset in dev_of[ds.name]]
+            y = np.concatenate([r.labels for r in mine])
+            s = np.concatenate([r.scores for r in mine])
+            threshold_fits[(name, ds.name)] = ThresholdFit(kind="dev_split", threshold=fit_threshold(labels=y, scores=s),
+                                                           fit_datasets=tuple(r.dataset for r in mine), fit_n=len(y))
 
     results: dict[tuple[str, str], DatasetResult] = {}
     for ds in datasets:
@@ -355,8 +402,8 @@ def run_benchmark(
             y, s = run.labels, run.scores
             ci = bootstrap_auc(labels=y, scores=s, n_resamples=n_resamples, seed=seed, confidence=confidence,
                                rng=dataset_rng(seed=seed, name=ds.name))
-            if scorer.name in threshold_fits:
-                fit = threshold_fits[scorer.name]
+            if (scorer.name, ds.name) in threshold_fits:
+                fit = threshold_fits[(scorer.name, ds.name)]
                 preds = (s >= fit.threshold).astype(int)
                 folds = None
             else:

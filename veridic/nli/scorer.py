@@ -21,6 +21,7 @@ points on average, and by 13 on multi-sentence FRANK summaries, 79.7 vs 66.3).
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,28 +29,19 @@ from typing import Any, Literal
 
 import numpy as np
 
+from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, InputError
 from veridic.lexical import content_words
 from veridic.nli.aggregate import get_claim_aggregation, get_source_aggregation
 from veridic.nli.backend import NLIBackend
+from veridic.registry import Scorer
 from veridic.text import chunk_text, sentence_windows, split_sentences
+from veridic.text.chunking import TokenOffsets
 from veridic.types import Label, SentenceVerdict, Span, Verdict, is_blank, normalise_context
 
 __all__ = ["METHODS", "NLIScorer", "Scorer"]
 
 METHODS = ("e", "e-c")
-
-
-class Scorer:
-    """Protocol-like base: anything with ``name``, ``score(...)`` and ``describe()``."""
-
-    name: str
-
-    def score(self, *, sources: Sequence[str], claims: Sequence[str], contexts: Sequence[Any] | None = None, progress: bool = False) -> list[Verdict]:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def describe(self) -> dict[str, Any]:  # pragma: no cover - interface
-        raise NotImplementedError
 
 
 @dataclass(slots=True)
@@ -62,61 +54,64 @@ class _Unit:
     first_pair: int = 0
 
 
+def _fits(offsets: TokenOffsets, sents: list[Span], budget: int) -> bool:
+    """Whether all the sentences together fit ``budget`` tokens (the whole source as one window)."""
+    lo = bisect.bisect_left(offsets.starts, sents[0].start)
+    hi = bisect.bisect_left(offsets.starts, sents[-1].end)
+    return hi - lo <= budget
+
+
 def _method_score(enc: np.ndarray, method: str) -> np.ndarray:
     return enc[..., 0] if method == "e" else enc[..., 0] - enc[..., 2]
 
 
-class NLIScorer(Scorer):
+class NLIScorer:
     """Score claims against sources with an NLI backend. Receives the backend; never builds it."""
 
     def __init__(
         self,
         *,
         backend: NLIBackend,
-        method: Literal["e", "e-c"] = "e-c",
-        mc_samples: int = 0,
-        granularity: Literal["sentence", "document"] = "sentence",
-        source_aggregation: str = "max",
-        claim_aggregation: str = "mean",
-        window_sentences: int = 2,
-        max_windows: int | None = 8,
-        context_mode: Literal["ignore", "premise"] = "ignore",
-        threshold: float | None = None,
-        abstain_above: float | None = None,
-        seed: int = 0,
+        config: ScorerConfig | None = None,
+        method: Literal["e", "e-c"] | None = None,
         splitter: str = "blingfire",
         name: str | None = None,
+        **options: Any,
     ):
-        if method not in METHODS:
-            raise ConfigError(f"Unknown method {method!r}; expected one of {METHODS} ('e' = entailment probability, 'e-c' = entailment minus contradiction).")
-        if granularity not in ("sentence", "document"):
-            raise ConfigError(f"granularity must be 'sentence' or 'document'; got {granularity!r}.")
-        if context_mode not in ("ignore", "premise"):
-            raise ConfigError(f"context_mode must be 'ignore' or 'premise'; got {context_mode!r}.")
-        if mc_samples and not getattr(backend, "supports_mc", False):
-            raise ConfigError(f"mc_samples={mc_samples} needs a backend with dropout (the torch backend); {type(backend).__name__} has none.")
-        if mc_samples < 0 or mc_samples == 1:
-            raise ConfigError(f"mc_samples must be 0 (off) or >= 2; got {mc_samples}.")
-        if max_windows is not None and max_windows < 1:
-            raise ConfigError(f"max_windows must be >= 1 or None; got {max_windows}.")
-        if abstain_above is not None and not mc_samples:
-            raise ConfigError("abstain_above needs an uncertainty estimate: set mc_samples (e.g. 15) too.")
+        if config is not None and (method is not None or options):
+            raise ConfigError(f"Pass either config= or keyword options ({', '.join(sorted({*options, *(['method'] if method else [])}))}), not both.")
+        if config is None:
+            if method == "hybrid":
+                raise ConfigError("NLIScorer computes method 'e' or 'e-c'; 'hybrid' combines e-c with lexical signals: "
+                                  "use veridic.registry.build_scorer(ScorerConfig(method='hybrid'), backend=...) or veridic.nli.hybrid.HybridScorer.")
+            if method is not None and method not in METHODS:
+                raise ConfigError(f"Unknown method {method!r}; expected one of {METHODS} ('e' = entailment probability, 'e-c' = entailment minus contradiction)"
+                                  " or 'hybrid' through veridic.registry.build_scorer.")
+            config = ScorerConfig.from_options(options, method=method or "e-c", name=name)
+        elif config.method not in METHODS:
+            raise ConfigError(f"NLIScorer computes method 'e' or 'e-c'; got config.method={config.method!r}: build it with veridic.registry.build_scorer(config, backend=...).")
+        if config.mc_samples and not getattr(backend, "supports_mc", False):
+            raise ConfigError(f"mc_samples={config.mc_samples} needs a backend with dropout (the torch backend); {type(backend).__name__} has none.")
+        self.config = config
         self.backend = backend
-        self.method = method
-        self.mc_samples = mc_samples
-        self.granularity = granularity
-        self.source_aggregation = source_aggregation
-        self.claim_aggregation = claim_aggregation
-        self._pick = get_source_aggregation(source_aggregation)
-        self._pool = get_claim_aggregation(claim_aggregation)
-        self.window_sentences = window_sentences
-        self.max_windows = max_windows
-        self.context_mode = context_mode
-        self.threshold = threshold if threshold is not None else (0.0 if method == "e-c" else 0.5)
-        self.abstain_above = abstain_above
-        self.seed = seed
+        self.method = config.method
+        self.mc_samples = config.mc_samples
+        self.granularity = config.granularity
+        self.source_aggregation = config.source_aggregation
+        self.claim_aggregation = config.claim_aggregation
+        self._pick = get_source_aggregation(config.source_aggregation)
+        self._pool = get_claim_aggregation(config.claim_aggregation)
+        self.window_sentences = config.window_sentences
+        self.max_windows = config.max_windows
+        self.whole_source = config.whole_source
+        self.context_mode = config.context_mode
+        self.threshold = config.decision_threshold
+        # Sentence verdicts are on the same (NLI) scale as this scorer's verdicts.
+        self.sentence_threshold = self.threshold
+        self.abstain_above = config.abstain_above
+        self.seed = config.seed
         self.splitter = splitter
-        self.name = name or (method + ("+mc" if mc_samples else "") + ("-doc" if granularity == "document" else ""))
+        self.name = name or config.label
 
     def describe(self) -> dict[str, Any]:
         b = self.backend.describe()
@@ -132,9 +127,11 @@ class NLIScorer(Scorer):
             "aggregation": {"source": self.source_aggregation, "claim": self.claim_aggregation},
             "window_sentences": self.window_sentences,
             "max_windows": self.max_windows,
+            "whole_source": self.whole_source,
             "window_filter": "veridic.lexical.content_words overlap" if self.max_windows else None,
             "context_mode": self.context_mode,
             "threshold": self.threshold,
+            "abstain_above": self.abstain_above,
             "seed": self.seed,
             "parameters": b.get("parameters"),
             "model_calls_per_example": self._calls_formula(),
@@ -153,28 +150,42 @@ class NLIScorer(Scorer):
         claim_tokens = min(self.backend.count_tokens(claim), self.backend.max_length // 2)
         return max(16, self.backend.max_length - claim_tokens - 4)
 
-    def _windows(self, source: str, claim_text: str, sents: list[Span], offsets: list[tuple[int, int]]) -> list[Span]:
+    def _windows(self, source: str, claim_text: str, sents: list[Span], offsets: TokenOffsets, cache: dict) -> list[Span]:
         budget = self._budget(claim_text)
         if self.granularity == "document":
-            return chunk_text(source, token_offsets=offsets, max_tokens=budget, overlap_sentences=1, sentences=sents)
-        wins: list[Span] = []
-        seen: set[tuple[int, int]] = set()
-        base = sentence_windows(source, sentences=sents, size=self.window_sentences) if sents else []
-        for w in base:
-            # A window over budget is re-chunked so nothing is silently truncated.
-            inner = [s for s in sents if s.start >= w.start and s.end <= w.end]
-            for piece in chunk_text(source, token_offsets=offsets, max_tokens=budget, overlap_sentences=0, sentences=inner):
-                if (piece.start, piece.end) not in seen:
-                    seen.add((piece.start, piece.end))
-                    wins.append(piece)
-        if sents and len(sents) > self.window_sentences:
-            whole = chunk_text(source, token_offsets=offsets, max_tokens=budget, overlap_sentences=0, sentences=sents)
-            if len(whole) == 1 and (whole[0].start, whole[0].end) not in seen:
-                wins.append(whole[0])  # short sources: also judge against all of it at once
+            if ("doc", budget) not in cache:
+                cache[("doc", budget)] = chunk_text(source, token_offsets=offsets, max_tokens=budget, overlap_sentences=1, sentences=sents)
+            return cache[("doc", budget)]
+        if budget not in cache:
+            # Windows depend on the source and the token budget only: built once per budget, shared by the
+            # claim's sentences. Each base window covers a run of consecutive sentences, so its sentences are
+            # a slice (no scan of the whole source per window: windowing stays linear in the source length).
+            wins: list[Span] = []
+            seen: set[tuple[int, int]] = set()
+            size = self.window_sentences
+            n = len(sents)
+            runs = [(0, n)] if n <= size else [(i, i + size) for i in range(n - size + 1)]
+            for lo, hi in runs if sents else []:
+                # A window over budget is re-chunked so nothing is silently truncated.
+                for piece in chunk_text(source, token_offsets=offsets, max_tokens=budget, overlap_sentences=0, sentences=sents[lo:hi]):
+                    if (piece.start, piece.end) not in seen:
+                        seen.add((piece.start, piece.end))
+                        wins.append(piece)
+            if self.whole_source and n > size and _fits(offsets, sents, budget):
+                whole = Span(start=sents[0].start, end=sents[-1].end, text=source[sents[0].start:sents[-1].end])
+                if (whole.start, whole.end) not in seen:
+                    wins.append(whole)  # short sources: also judge against all of it at once
+            cache[budget] = wins
+        wins = cache[budget]
         if self.max_windows is not None and len(wins) > self.max_windows:
             # Same content words as the lexical features (veridic.lexical), so "overlap" means one thing.
+            words = cache.setdefault(("words", budget), {})
             cw = set(content_words(claim_text))
-            overlap = [len(cw & set(content_words(w.text))) / (len(cw) or 1) for w in wins]
+            overlap = []
+            for i, w in enumerate(wins):
+                if i not in words:
+                    words[i] = set(content_words(w.text))
+                overlap.append(len(cw & words[i]) / (len(cw) or 1))
             keep = sorted(range(len(wins)), key=lambda i: (-overlap[i], i))[: self.max_windows]
             wins = [wins[i] for i in sorted(keep)]
         return wins
@@ -183,7 +194,8 @@ class NLIScorer(Scorer):
         units: list[_Unit] = []
         for i, (src, clm) in enumerate(zip(sources, claims)):
             sents = split_sentences(src, splitter=self.splitter)
-            offsets = self.backend.token_offsets(src)
+            offsets = TokenOffsets(self.backend.token_offsets(src))
+            cache: dict = {}
             if self.granularity == "document":
                 stripped = clm.strip()
                 lead = len(clm) - len(clm.lstrip())
@@ -191,7 +203,7 @@ class NLIScorer(Scorer):
             else:
                 pieces = split_sentences(clm, splitter=self.splitter) or [Span(start=0, end=len(clm), text=clm)]
             for p in pieces:
-                wins = self._windows(src, p.text, sents, offsets)
+                wins = self._windows(src, p.text, sents, offsets, cache)
                 if not wins:
                     raise InputError(f"Example {i}: the source yielded no text to compare against (it holds only whitespace or markup).")
                 units.append(_Unit(example=i, claim_span=p, windows=wins))
@@ -273,7 +285,7 @@ class NLIScorer(Scorer):
             verdicts.append(
                 Verdict(
                     score=score,
-                    label=self._label(score, uncertainty),
+                    label=self.decide(score, uncertainty),
                     e=float(e),
                     n=float(n),
                     c=float(c),
@@ -286,7 +298,8 @@ class NLIScorer(Scorer):
             )
         return verdicts
 
-    def _label(self, score: float, uncertainty: float | None) -> Label:
+    def decide(self, score: float, uncertainty: float | None = None) -> Label:
+        """The label of a verdict with this score (and MC-dropout spread)."""
         if self.abstain_above is not None and uncertainty is not None and uncertainty > self.abstain_above:
             return "abstain"
         return "supported" if score >= self.threshold else "unsupported"

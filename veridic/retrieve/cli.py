@@ -33,17 +33,20 @@ if typer is not None:
 
     @app.command("build")
     def build_cmd(
-        corpus: Path = typer.Option(..., "--corpus", help="Folder of .txt/.md files, or a .jsonl with id, text, title."),
-        out: Path = typer.Option(..., "--out", "-o", help="Index folder to write."),
+        corpus: Path = typer.Option(..., "--input", "-i", "--corpus", help="Folder of .txt/.md files, or a .jsonl with id, text, title."),
+        out: Path = typer.Option(..., "--output", "-o", "--out", help="Index folder to write."),
         max_words: int = typer.Option(100, help="Passage length in words (whole sentences)."),
         dense: bool = typer.Option(True, "--dense/--no-dense", help="Also embed passages with MiniLM."),
         batch_size: int = typer.Option(32, "--batch-size"),
+        device: str = typer.Option("cpu", "--device", help="auto (CUDA when present), cpu, cuda or cuda:N."),
     ) -> None:
         """Build an on-disk index (BM25 + dense MiniLM embeddings)."""
+        from veridic.nli.backend import check_device
         from veridic.retrieve.index import EvidenceIndex, MiniLMEncoder, read_corpus
 
         try:
-            enc = MiniLMEncoder(batch_size=batch_size) if dense else None
+            check_device(device)
+            enc = MiniLMEncoder(batch_size=batch_size, device=device) if dense else None
             idx = EvidenceIndex.build(documents=read_corpus(corpus), encoder=enc, max_words=max_words)
             idx.save(out)
         except VeridicError as exc:
@@ -61,17 +64,20 @@ if typer is not None:
         entity_match: bool = typer.Option(True, "--entity-match/--no-entity-match", help="Add the document titled like the main entity."),
         model: Optional[str] = typer.Option(None, "--model", "-m", help="NLI model for --rerank (default: embedded)."),
         as_json: bool = typer.Option(False, "--json"),
+        device: str = typer.Option("cpu", "--device", help="auto (CUDA when present), cpu, cuda or cuda:N."),
     ) -> None:
         """Top-k passages with document ids and offsets."""
+        from veridic.nli.backend import check_device
         from veridic.retrieve.index import EvidenceIndex, MiniLMEncoder
 
         try:
+            check_device(device)
             reranker = None
             if rerank:
                 from veridic.nli import load_backend
 
-                reranker = load_backend(model)
-            idx = EvidenceIndex.load(index, encoder=MiniLMEncoder() if mode != "bm25" else None, reranker=reranker)
+                reranker = load_backend(model, device=device)
+            idx = EvidenceIndex.load(index, encoder=MiniLMEncoder(device=device) if mode != "bm25" else None, reranker=reranker)
             hits = idx.search(query=query, k=k, mode=mode, rerank=rerank, entity_match=entity_match)
         except VeridicError as exc:
             _fail(exc)

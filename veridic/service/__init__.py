@@ -22,23 +22,18 @@ def create_app(**kwargs):
     return _create(**kwargs)
 
 
-def build_scorer(*, model: str | None = None, backend: str = "torch", method: str = "hybrid", batch_size: int = 32, mc_samples: int = 0,
-                 seed: int = 0, claim_aggregation: str = "mean", granularity: str = "sentence"):
+def build_scorer(config=None, *, model: str | None = None, backend: str = "torch", batch_size: int = 32, device: str = "cpu",
+                 dtype: str = "auto", **options):
     """Load the backend once and build the scorer the service (and each Ray actor) serves with.
+
+    ``config``: a :class:`veridic.config.ScorerConfig` or a registered name;
+    keyword ``options`` are its fields. Same as :func:`veridic.api.load_scorer`.
 
     >>> build_scorer(method="nope")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    veridic.errors.ConfigError: Unknown method 'nope'; expected one of ('e', 'e-c', 'hybrid').
+    veridic.errors.RegistryError: Unknown scorer 'nope'; registered scorers: ...
     """
-    from veridic.errors import ConfigError
-    from veridic.nli import NLIScorer, load_backend
+    from veridic.api import load_scorer
 
-    if method not in ("e", "e-c", "hybrid"):
-        raise ConfigError(f"Unknown method {method!r}; expected one of ('e', 'e-c', 'hybrid').")
-    b = load_backend(model, kind=backend, batch_size=batch_size)
-    if method == "hybrid":
-        from veridic.nli.hybrid import HybridScorer
-
-        return HybridScorer(backend=b, mc_samples=mc_samples, seed=seed, claim_aggregation=claim_aggregation)
-    return NLIScorer(backend=b, method=method, mc_samples=mc_samples, granularity=granularity, claim_aggregation=claim_aggregation, seed=seed)  # type: ignore[arg-type]
+    return load_scorer(config, model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype, **options)

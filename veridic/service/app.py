@@ -265,8 +265,20 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
     model_name = str(info.get("model") or getattr(getattr(scorer, "backend", None), "model_id", "unknown"))
     method_name = str(getattr(scorer, "name", info.get("name", "unknown")))
 
-    def score_pairs(pairs: list[tuple[str, str, str | None]]):
-        return scorer.score(sources=[p[0] for p in pairs], claims=[p[1] for p in pairs], contexts=[p[2] for p in pairs])
+    configured = _RequestScorers(scorer, max_mc_samples=settings.max_mc_samples)
+
+    def score_pairs(pairs: list[tuple[str, str, str | None, Any]]):
+        # A micro-batch may mix requests with different scorer options: one scorer call per configuration.
+        out: list[Any] = [None] * len(pairs)
+        groups: dict[Any, list[int]] = {}
+        for i, p in enumerate(pairs):
+            groups.setdefault(p[3], []).append(i)
+        for key, idx in groups.items():
+            verdicts = configured.get(key).score(sources=[pairs[i][0] for i in idx], claims=[pairs[i][1] for i in idx],
+                                                 contexts=[pairs[i][2] for i in idx])
+            for i, v in zip(idx, verdicts):
+                out[i] = v
+        return out
 
     batcher = MicroBatcher(
         score_fn=score_pairs,
@@ -336,6 +348,7 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
         """One verdict per pair, in order. Concurrent requests are micro-batched into shared model calls."""
         if len(req.pairs) > settings.max_pairs:
             raise ServiceError(413, "too_large", f"The request holds {len(req.pairs)} pairs; the limit is {settings.max_pairs} (--max-pairs). Split it into several requests.")
+        key = configured.key(req.options)
         pairs = []
         costs = []
         for i, p in enumerate(req.pairs):
@@ -349,8 +362,8 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
                     t.encode("utf-8")
                 except UnicodeEncodeError:
                     raise ServiceError(422, "input_error", f"pairs[{i}].context holds an unpaired surrogate; send valid Unicode text.") from None
-            pairs.append((p.source, p.claim, normalise_context(p.context)))
-            costs.append(estimate_pair_cost(*pairs[-1]))
+            pairs.append((p.source, p.claim, normalise_context(p.context), key))
+            costs.append(estimate_pair_cost(*pairs[-1][:3]))
         if sum(costs) > settings.max_request_tokens:
             raise ServiceError(413, "too_large", f"The request would cost about {sum(costs):,} model tokens (source tokens x claim sentences + claim tokens, summed over pairs); "
                                                  f"the budget is {settings.max_request_tokens:,} (--max-request-tokens). Send fewer or shorter pairs per request.")
@@ -377,7 +390,7 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
                 work.cancel()
         metrics.queued.set(batcher.queued_pairs)
         return ScoreResponse(verdicts=[VerdictModel.model_validate(v.to_dict()) for v in verdicts], ids=[p.id for p in req.pairs],
-                             model=model_name, method=method_name, version=_version())
+                             model=model_name, method=configured.get(key).name if key is not None else method_name, version=_version())
 
     @app.post("/v1/detect", response_model=DetectionResultModel, responses=_ERRORS, summary="Find, type and fix hallucinated spans")
     async def detect(req: DetectRequest, request: Request) -> DetectionResultModel:
@@ -447,6 +460,63 @@ def _mount_docs(app, folder, *, title: str) -> None:
     async def redoc():
         return get_redoc_html(openapi_url="/openapi.json", title=f"{title} - ReDoc", redoc_js_url="/docs-assets/redoc.standalone.js",
                               redoc_favicon_url="/docs-assets/favicon.png", with_google_fonts=False)
+
+
+class _RequestScorers:
+    """Per-request scorer options: the server's configuration with a request's ``options`` applied.
+
+    Each distinct configuration is built once around the server's loaded
+    backend (building is cheap; the model is shared) and kept; options that
+    would read server files or raise the cost past the server's limits are
+    refused with 422 naming the option.
+    """
+
+    SERVER_ONLY = ("hybrid_weights", "name")
+    MAX_KEPT = 64
+
+    def __init__(self, scorer: Any, *, max_mc_samples: int):
+        self.default = scorer
+        self.base = getattr(scorer, "config", None)
+        self.max_mc_samples = max_mc_samples
+        self.built: dict[Any, Any] = {}
+
+    def key(self, options: dict[str, Any] | None) -> Any:
+        """The validated configuration for ``options`` (None: the server's own); builds its scorer now."""
+        if not options:
+            return None
+        if self.base is None:
+            raise ServiceError(422, "validation_error", f"This service's scorer ({type(self.default).__name__}) takes no per-request options; "
+                                                       f"got {', '.join(sorted(options))}. Send the request without 'options'.")
+        fixed = sorted(set(options) & set(self.SERVER_ONLY))
+        if fixed:
+            raise ServiceError(422, "validation_error", f"Option(s) {', '.join(map(repr, fixed))} are set by the server (veridic serve flags), not per request.")
+        try:
+            cfg = self.base.replace(name=None, **options)
+        except VeridicError as exc:  # an unknown option or method, a bad value, an unsupported combination
+            raise ServiceError(422, "validation_error", f"options: {exc}") from None
+        except TypeError as exc:  # a value of the wrong type that the dataclass could not even compare
+            raise ServiceError(422, "validation_error", f"options: {exc}") from None
+        if cfg.mc_samples > self.max_mc_samples:
+            raise ServiceError(422, "validation_error", f"options.mc_samples={cfg.mc_samples} is over this server's limit of {self.max_mc_samples} "
+                                                       "(veridic serve --max-mc-samples).")
+        if cfg == self.base.replace(name=None):
+            return None
+        try:
+            self.get(cfg)
+        except VeridicError as exc:  # e.g. mc_samples on a backend without dropout
+            raise ServiceError(422, "validation_error", f"options: {exc}") from None
+        return cfg
+
+    def get(self, key: Any) -> Any:
+        if key is None:
+            return self.default
+        if key not in self.built:
+            from veridic.registry import build_scorer
+
+            if len(self.built) >= self.MAX_KEPT:
+                self.built.pop(next(iter(self.built)))
+            self.built[key] = build_scorer(key, backend=getattr(self.default, "backend", None))
+        return self.built[key]
 
 
 def _jsonable(d: Any) -> Any:

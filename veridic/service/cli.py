@@ -12,6 +12,7 @@ import sys
 
 import typer
 
+from veridic import cli_options as O
 from veridic.errors import MissingDependencyError, VeridicError
 
 __all__ = ["serve"]
@@ -20,9 +21,25 @@ __all__ = ["serve"]
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 exposes the service to the network: set --api-key)."),
     port: int = typer.Option(8000, help="TCP port."),
-    model: str | None = typer.Option(None, "--model", "-m", help="Model directory, installed package or hub id (default: embedded)."),
-    backend: str = typer.Option("torch", help="'torch' or 'onnx'."),
-    method: str = typer.Option("hybrid", help="'hybrid', 'e-c' or 'e'."),
+    model: O.Model = None,
+    backend: O.Backend = "torch",
+    device: O.Device = "cpu",
+    dtype: O.Dtype = "auto",
+    config_file: O.Config = None,
+    method: O.Method = None,
+    mc_samples: O.McSamples = None,
+    granularity: O.Granularity = None,
+    source_aggregation: O.SourceAgg = None,
+    claim_aggregation: O.ClaimAgg = None,
+    window_sentences: O.WindowSentences = None,
+    max_windows: O.MaxWindows = None,
+    whole_source: O.WholeSource = None,
+    context_mode: O.ContextMode = None,
+    threshold: O.Threshold = None,
+    abstain_above: O.AbstainAbove = None,
+    seed: O.Seed = None,
+    hybrid_weights: O.HybridWeights = None,
+    max_mc_samples: int = typer.Option(0, "--max-mc-samples", help="Per-request options: the most Monte-Carlo samples a request may ask for (0 = none)."),
     batch_size: int = typer.Option(32, "--batch-size", help="Model batch size inside one scorer call."),
     batch_ms: float = typer.Option(5.0, "--batch-ms", help="Micro-batching: collect concurrent requests for up to this many ms (0 = off)."),
     max_batch: int = typer.Option(32, "--max-batch", help="Micro-batching: at most this many pairs per model call."),
@@ -40,7 +57,11 @@ def serve(
     detect: bool = typer.Option(False, "--detect/--no-detect", help="Also load the hallucination detector for /v1/detect (needs the 'detect' extra)."),
     log_level: str = typer.Option("info", "--log-level", help="debug, info, warning or error."),
 ) -> None:
-    """Serve /v1/score, /v1/detect, /v1/health, /v1/models and /metrics over HTTP (models load once, at start-up)."""
+    """Serve /v1/score, /v1/detect, /v1/health, /v1/models and /metrics over HTTP (models load once, at start-up).
+
+    The scorer flags set the server's default configuration; a request may
+    change scorer options per request ("options": {...}) within --max-mc-samples.
+    """
     try:
         import uvicorn  # noqa: F401 - checked here so a missing extra gets the install hint
 
@@ -50,17 +71,22 @@ def serve(
         sys.stderr.write(f"error: {MissingDependencyError(exc.name or 'fastapi', extra='service', purpose='veridic serve')}\n")
         raise typer.Exit(code=2) from None
     try:
+        cfg = O.scorer_config(None, config_file=config_file, method=method, mc_samples=mc_samples, granularity=granularity,
+                              source_aggregation=source_aggregation, claim_aggregation=claim_aggregation, window_sentences=window_sentences,
+                              max_windows=max_windows, whole_source=whole_source, context_mode=context_mode, threshold=threshold,
+                              abstain_above=abstain_above, seed=seed, hybrid_weights=hybrid_weights)
+        O.check_model_flags(backend=backend, device=device, dtype=dtype)
         settings = ServiceSettings(batch_ms=batch_ms, max_batch=max_batch, max_pairs=max_pairs, max_text_chars=max_text_chars,
                                    max_body_bytes=max_body_bytes, max_queue_pairs=max_queue_pairs, timeout_s=timeout, api_key=api_key,
                                    max_request_tokens=max_request_tokens, max_batch_tokens=max_batch_tokens, header_timeout_s=header_timeout,
-                                   body_timeout_s=body_timeout, docs=docs)
+                                   body_timeout_s=body_timeout, docs=docs, max_mc_samples=max_mc_samples)
         configure_json_logging(log_level)
-        scorer = build_scorer(model=model, backend=backend, method=method, batch_size=batch_size)
+        scorer = build_scorer(cfg, model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype)
         detector = None
         if detect:
             from veridic.detect.cli import build_detector
 
-            detector = build_detector(model=model, backend=backend, batch_size=batch_size)
+            detector = build_detector(model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype)
         app = create_app(scorer=scorer, detector=detector, settings=settings)
     except (VeridicError, OSError) as exc:
         sys.stderr.write(f"error: {exc}\n")

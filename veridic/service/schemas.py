@@ -48,6 +48,12 @@ class PairIn(_Strict):
 
 class ScoreRequest(_Strict):
     pairs: list[PairIn] = Field(min_length=1, description="Pairs to score; verdicts come back in the same order.")
+    options: dict[str, Any] | None = Field(
+        default=None,
+        description="Scorer options for this request (veridic.config.ScorerConfig fields: method, granularity, max_windows, "
+                    "context_mode, threshold, mc_samples up to the server's --max-mc-samples, ...); an unknown option is a 422.",
+        examples=[{"max_windows": 4, "context_mode": "premise"}],
+    )
 
 
 class SpanModel(BaseModel):

@@ -39,7 +39,8 @@ class ServiceSettings:
     headers, or their body, too slowly (slowloris); ``docs`` serves Swagger
     UI at /docs and ReDoc at /redoc from packaged assets (no CDN). ``api_key``: when set,
     every ``/v1/*`` route but ``/v1/health`` needs it in ``X-API-Key`` or
-    ``Authorization: Bearer``.
+    ``Authorization: Bearer``. ``max_mc_samples``: the most Monte-Carlo
+    dropout samples a request's ``options`` may ask for (0: none).
     """
 
     batch_ms: float = 5.0
@@ -55,6 +56,7 @@ class ServiceSettings:
     header_timeout_s: float = 10.0
     body_timeout_s: float = 20.0
     docs: bool = True
+    max_mc_samples: int = 0
 
     def __post_init__(self) -> None:
         checks = {
@@ -69,6 +71,7 @@ class ServiceSettings:
             "max_batch_tokens": self.max_batch_tokens >= 1,
             "header_timeout_s": self.header_timeout_s > 0,
             "body_timeout_s": self.body_timeout_s > 0,
+            "max_mc_samples": self.max_mc_samples >= 0,
         }
         bad = [k for k, ok in checks.items() if not ok]
         if bad:

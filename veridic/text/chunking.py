@@ -20,7 +20,34 @@ from veridic.errors import ConfigError
 from veridic.text.sentences import split_sentences
 from veridic.types import Span
 
-__all__ = ["chunk_text", "sentence_windows"]
+__all__ = ["TokenOffsets", "chunk_text", "sentence_windows"]
+
+
+class TokenOffsets(Sequence):
+    """A text's token offsets with their start positions indexed once.
+
+    :func:`chunk_text` needs the sorted token starts to count tokens by
+    bisection; building them costs O(tokens). Passing a ``TokenOffsets``
+    instead of a plain list lets every window of one source share that work,
+    so windowing a source stays linear in its length (a plain list is
+    re-indexed on every call).
+
+    >>> t = TokenOffsets([(0, 3), (4, 7)])
+    >>> len(t), t[1], t.starts
+    (2, (4, 7), [0, 4])
+    """
+
+    __slots__ = ("offsets", "starts")
+
+    def __init__(self, offsets: Sequence[tuple[int, int]]):
+        self.offsets = list(offsets)
+        self.starts = [o[0] for o in self.offsets]
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self.offsets[i]
 
 
 def _span(text: str, start: int, end: int) -> Span:
@@ -51,7 +78,7 @@ def chunk_text(
     sents = list(sentences) if sentences is not None else split_sentences(text, splitter=splitter)
     if not sents:
         return []
-    starts = [o[0] for o in token_offsets]
+    starts = token_offsets.starts if isinstance(token_offsets, TokenOffsets) else [o[0] for o in token_offsets]
 
     def n_tokens(a: int, b: int) -> int:
         return bisect.bisect_left(starts, b) - bisect.bisect_left(starts, a)
@@ -72,8 +99,10 @@ def chunk_text(
 
     windows: list[Span] = []
     i = 0
+    j = 1
     while i < len(units):
-        j = i + 1
+        # j only moves forward: a window ends where the previous one did or later, so packing is linear.
+        j = max(j, i + 1)
         while j < len(units) and n_tokens(units[i].start, units[j].end) <= max_tokens:
             j += 1
         windows.append(_span(text, units[i].start, units[j - 1].end))

@@ -1,0 +1,131 @@
+"""Command-line flags shared by ``veridic score``, ``serve``, ``detect``, ``bench``, ``index`` and ``export``.
+
+Each flag is declared once here (a Typer ``Annotated`` alias) and means the
+same in every command; :func:`scorer_config` turns the scorer flags into
+one :class:`veridic.config.ScorerConfig`. A flag left out (None) keeps the
+command's default configuration. Importing this module costs only typer.
+
+Text or file is never guessed: ``--source TEXT`` is text, however long;
+``--source-file PATH`` (or ``--source @PATH``) is a file; ``@@`` escapes a
+literal leading ``@``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from veridic.errors import InputError
+
+__all__ = ["read_text_arg", "scorer_config", "check_model_flags"]
+
+_SCORER = "Scorer options"
+_MODEL = "Model options"
+
+Config = Annotated[Optional[Path], typer.Option("--config", metavar="FILE", rich_help_panel=_SCORER,
+                                                help="ScorerConfig as JSON or YAML (its fields: method, mc_samples, ...); flags override it.")]
+Method = Annotated[Optional[str], typer.Option("--method", rich_help_panel=_SCORER,
+                                               help="'hybrid' (default: e-c + lexical signals; score = P(faithful)), 'e-c', 'e', 'overlap' or a registered name such as 'e-c-doc'.")]
+McSamples = Annotated[Optional[int], typer.Option("--mc-samples", rich_help_panel=_SCORER, help="Monte-Carlo dropout samples (0 = off; paper 004 uses 15; torch backend only).")]
+Granularity = Annotated[Optional[str], typer.Option("--granularity", rich_help_panel=_SCORER, help="'sentence' (claim sentences vs source windows) or 'document' (whole claim vs chunks).")]
+SourceAgg = Annotated[Optional[str], typer.Option("--source-aggregation", rich_help_panel=_SCORER, help="Window per claim piece: max or first.")]
+ClaimAgg = Annotated[Optional[str], typer.Option("--claim-aggregation", "--aggregation", rich_help_panel=_SCORER, help="How claim sentences are pooled: mean, min or softmin.")]
+WindowSentences = Annotated[Optional[int], typer.Option("--window-sentences", rich_help_panel=_SCORER, help="Consecutive source sentences per window.")]
+MaxWindows = Annotated[Optional[int], typer.Option("--max-windows", rich_help_panel=_SCORER, help="Windows kept per claim sentence, most word overlap first (0 = all).")]
+WholeSource = Annotated[Optional[bool], typer.Option("--whole-source/--no-whole-source", rich_help_panel=_SCORER,
+                                                     help="Also judge each claim sentence against the whole source when it fits the model.")]
+ContextMode = Annotated[Optional[str], typer.Option("--context-mode", rich_help_panel=_SCORER, help="'ignore' or 'premise' (prepend the dialogue context to the source).")]
+Threshold = Annotated[Optional[float], typer.Option("--threshold", rich_help_panel=_SCORER, help="Decision threshold on the verdict-score scale (default: the method's).")]
+AbstainAbove = Annotated[Optional[float], typer.Option("--abstain-above", rich_help_panel=_SCORER, help="Label 'abstain' when the MC-dropout std exceeds this (needs --mc-samples).")]
+Seed = Annotated[Optional[int], typer.Option("--seed", rich_help_panel=_SCORER, help="Seed of Monte-Carlo dropout.")]
+HybridWeights = Annotated[Optional[Path], typer.Option("--hybrid-weights", metavar="FILE", rich_help_panel=_SCORER, help="hybrid.json to use instead of the model's own.")]
+
+Model = Annotated[Optional[str], typer.Option("--model", "-m", rich_help_panel=_MODEL, help="Model directory, installed package or hub id (default: the embedded model).")]
+Backend = Annotated[str, typer.Option("--backend", rich_help_panel=_MODEL, help="'torch', 'onnx' or 'dummy' (a word-overlap stand-in for tests and examples).")]
+Device = Annotated[str, typer.Option("--device", rich_help_panel=_MODEL, help="auto (CUDA when present), cpu, cuda or cuda:N.")]
+Dtype = Annotated[str, typer.Option("--dtype", rich_help_panel=_MODEL, help="auto, float32, bfloat16 or float16 (torch backend).")]
+BatchSize = Annotated[int, typer.Option("--batch-size", min=1, rich_help_panel=_MODEL, help="Pairs per model call.")]
+
+
+def scorer_config(base: Any = None, *, config_file: Path | None = None, **flags: Any):
+    """The :class:`ScorerConfig` of ``base`` (a config or name) updated by a config file, then by the flags given (not None)."""
+    from veridic.registry import resolve_config
+
+    options: dict[str, Any] = {}
+    if config_file is not None:
+        options.update(_read_config_file(config_file))
+    given = {k: v for k, v in flags.items() if v is not None}
+    if given.get("max_windows") == 0:
+        given["max_windows"] = None  # the flag's spelling of "all windows"
+    if "hybrid_weights" in given:
+        given["hybrid_weights"] = str(given["hybrid_weights"])
+    options.update(given)
+    method = options.pop("method", None)
+    if method is not None:
+        # --method names a method or a preset; the other options apply on top of it.
+        return resolve_config(method, **options)
+    return resolve_config(base, **options)
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    import json
+
+    text = read_text_arg(f"@{path}", flag="--config")
+    try:
+        data = json.loads(text) if path.suffix == ".json" else _yaml(text)
+    except ValueError as exc:
+        raise InputError(f"--config {path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'} ({exc}).") from None
+    if not isinstance(data, dict):
+        raise InputError(f"--config {path}: expected a mapping of ScorerConfig fields; got {type(data).__name__}.")
+    return data
+
+
+def _yaml(text: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def read_text_arg(value: str, *, flag: str, file: Path | None = None) -> str:
+    """Inline text as it is; ``@PATH`` (or ``file``) read as UTF-8; ``@@...`` a literal leading ``@``. Never guessed from the text."""
+    if file is not None:
+        return _read_file(file, flag=flag)
+    if value.startswith("@@"):
+        return value[1:]
+    if value.startswith("@") and len(value) > 1:
+        return _read_file(Path(value[1:]), flag=flag)
+    return value
+
+
+def _read_file(path: Path, *, flag: str) -> str:
+    import sys
+
+    if str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{flag}: no file {str(path)!r}. A leading @ names a file ({flag}-file PATH works too); write @@ for text that starts with @.") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{flag}: {str(path)!r} is not valid UTF-8 ({exc.reason} at byte {exc.start}); re-encode it as UTF-8.") from None
+    except OSError as exc:
+        raise InputError(f"{flag}: cannot read {str(path)!r} ({exc.strerror}).") from None
+
+
+def check_model_flags(*, backend: str, device: str, dtype: str) -> str:
+    """Validate ``--backend``, ``--device`` and ``--dtype`` before any model loads; returns the resolved device."""
+    from veridic.errors import ConfigError
+    from veridic.nli.backend import BACKEND_KINDS, check_device, check_dtype
+
+    if backend not in BACKEND_KINDS:
+        raise ConfigError(f"--backend must be one of {', '.join(BACKEND_KINDS)}; got {backend!r}.")
+    check_dtype(dtype)
+    resolved = check_device(device)
+    if backend == "onnx" and resolved != "cpu":
+        raise ConfigError(f"--backend onnx runs on the CPU; got --device {device}. Use --backend torch for a GPU.")
+    return resolved
