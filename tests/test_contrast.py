@@ -255,3 +255,23 @@ def test_damaged_checkpoint_is_refused_not_restarted(tmp_path, tiny_nli_dir):
     (ckpt / "state.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(ConfigError, match="damaged"):
         Trainer(config=cfg, output_dir=tmp_path / "r", data_dir=data).train(resume=True)
+
+
+def test_synth_contrast_cli(tmp_path, nlp):
+    from typer.testing import CliRunner
+
+    from veridic.synth.cli import app
+
+    data = tmp_path / "data" / "nli"
+    data.mkdir(parents=True)
+    rows = [{"premise": p, "hypothesis": "x", "label": "neutral"} for p in
+            ["Google acquired YouTube in 2006.", "Messi met Ronaldo in Madrid.", "Apple and Microsoft announced new products on Monday."]]
+    with gzip.open(data / "snli.jsonl.gz", "wt") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in rows)
+    out = tmp_path / "c.jsonl.gz"
+    res = CliRunner().invoke(app, ["contrast", "-o", str(out), "--data", str(tmp_path / "data"), "--sources", "snli", "-q"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.output)
+    assert summary["pairs"] > 5 and "role_swap" in summary["by_rule"] and out.exists()
+    bad = CliRunner().invoke(app, ["contrast", "-o", str(out), "--data", str(tmp_path / "data"), "--sources", "pomo_valid"])
+    assert bad.exit_code == 2 and "pomo/valid.pm.zip" in bad.output

@@ -127,12 +127,17 @@ def bench(
             progress=progress,
         )
         paths = write_report(result=result, out_dir=out, command=command)
+        from veridic.bench.contrast import write_contrast_report
+
+        paths.update(write_contrast_report(result=result, scorers=scorers, out_dir=out))
     except VeridicError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
     for name, m in result.means.items():
         typer.echo(f"{name}: mean AUC {m.auc:.3f} [{m.auc_ci_low:.3f}, {m.auc_ci_high:.3f}] over {len(m.datasets)} datasets")
-    typer.echo(f"wrote {paths['json']}, {paths['markdown']}, {paths['scores']} and {len(paths) - 3} ROC plot(s)")
+    extra = [str(paths[k]) for k in ("contrast_markdown",) if k in paths]
+    n_png = sum(1 for k in paths if k not in {"json", "markdown", "scores", "contrast_json", "contrast_markdown"})
+    typer.echo(f"wrote {paths['json']}, {paths['markdown']}, {paths['scores']}{''.join(', ' + e for e in extra)} and {n_png} ROC plot(s)")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -118,3 +118,57 @@ def format_rule_table(results: Mapping[str, Mapping[str, Mapping[str, Any]]]) ->
     lines.append("| balanced accuracy (all) | | " + " | ".join(f"{100 * results[s]['_all']['balanced_accuracy']:.1f}" for s in scorers) + " |")
     lines.append("| threshold | | " + " | ".join(f"{results[s]['_all']['threshold']:.3g}" for s in scorers) + " |")
     return "\n".join(lines)
+
+
+def write_contrast_report(*, result: Any, scorers: Sequence[Any], out_dir: str | Path) -> dict[str, Path]:
+    """Per-rule accuracy for every contrast-suite dataset of a benchmark run (``contrast.md`` / ``contrast.json``).
+
+    A scorer built from a :class:`~veridic.config.ScorerConfig` is judged at its own decision
+    threshold; scorers without one (word overlap, score files) at their oracle threshold.
+    Returns the written paths (empty when the run held no contrast data).
+    """
+    from veridic.io.atomic import atomic_write_text
+
+    suites = [ds for ds in result.datasets if _is_suite(ds)]
+    if not suites:
+        return {}
+    by_name = {getattr(s, "name", None): s for s in scorers}
+    report: dict[str, Any] = {}
+    md = ["# Contrast suite: accuracy per rule", "",
+          "Accuracy (%) with 95 % Wilson intervals; a pair counts as judged entailed when the score is above the "
+          "threshold. Scorers with their own decision threshold use it; the others (word overlap) get the threshold "
+          "with the best balanced accuracy on the whole suite, an oracle that flatters them.", ""]
+    for ds in suites:
+        rows = [r for r in load_suite_rules(ds.path) if r["id"] in {e.id for e in ds.examples}]
+        per: dict[str, Any] = {}
+        for name in result.scorer_names:
+            run = result.results[(ds.name, name)].run
+            scores = {i: float(s) for i, s in zip(run.ids, run.scores)}
+            sc = by_name.get(name)
+            from veridic.config import SCALES
+
+            cfg = getattr(sc, "config", None)
+            # Only methods with a defined scale (e, e-c, hybrid) have a meaningful threshold of their own.
+            natural = cfg is not None and getattr(cfg, "method", None) in SCALES and getattr(sc, "threshold", None) is not None
+            thr = float(sc.threshold) if natural else oracle_threshold(rows=rows, scores=scores)
+            per[name] = rule_accuracy(rows=rows, scores=scores, threshold=thr)
+            per[name]["_all"]["threshold_kind"] = "own" if natural else "oracle"
+        report[ds.name] = per
+        md += [f"## {ds.name} ({len(rows)} pairs, `{ds.path}`)", "", format_rule_table(per), ""]
+    out_dir = Path(out_dir)
+    paths = {"contrast_json": out_dir / "contrast.json", "contrast_markdown": out_dir / "contrast.md"}
+    atomic_write_text(paths["contrast_json"], json.dumps(report, indent=1, allow_nan=False))
+    atomic_write_text(paths["contrast_markdown"], "\n".join(md) + "\n")
+    return paths
+
+
+def _is_suite(ds: Any) -> bool:
+    """A dataset whose file rows carry ``meta.rule`` (the shipped suite or one in its format)."""
+    if ds.name == "contrast":
+        return True
+    try:
+        with open(ds.path, encoding="utf-8") as fh:
+            first = json.loads(fh.readline() or "{}")
+    except (OSError, ValueError):
+        return False
+    return bool((first.get("meta") or {}).get("rule"))

@@ -146,6 +146,16 @@ def _dev_files() -> list[Path]:
 register_dataset_group("dev", _dev_files)
 
 
+def _contrast_files() -> list[Path]:
+    from veridic.bench.contrast import CONTRAST_SUITE
+
+    return [CONTRAST_SUITE]
+
+
+# The hand-checked contrast suite ships with the package (no shared data needed).
+register_dataset_group("contrast", _contrast_files)
+
+
 def _is_data_file(path: Path) -> bool:
     return path.is_file() and path.name.lower().endswith(DATA_SUFFIXES)
 

@@ -23,6 +23,10 @@ __all__ = ["app"]
 if typer is not None:
     app = typer.Typer(help="Build synthetic training data.", no_args_is_help=True, add_completion=False)
 
+    @app.callback()
+    def _group() -> None:
+        """Build synthetic training data."""  # a callback keeps `synth contrast` a subcommand (typer collapses one-command apps)
+
     @app.command("contrast")
     def contrast_cmd(
         output: Path = typer.Option(..., "--output", "-o", help="Corpus to write (.jsonl.gz), atomically."),
