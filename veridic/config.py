@@ -73,8 +73,10 @@ class ScorerConfig:
     source_aggregation: str = "max"
     claim_aggregation: str = "mean"
     window_sentences: int = 2
-    max_windows: int | None = 8
-    whole_source: bool = True
+    # 4 windows and no whole-source pair: half the model work of (8, True) for no loss of dev AUC
+    # (docs/benchmarks.md, "Issue 15: what the whole-source pair buys"); the hybrid weights are fitted on this setting.
+    max_windows: int | None = 4
+    whole_source: bool = False
     context_mode: str = "ignore"
     threshold: float | None = None
     abstain_above: float | None = None
