@@ -10,6 +10,7 @@ import importlib.util
 import io
 import json
 import math
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -228,6 +229,7 @@ def _smoke(config: Path, tmp_path: Path, *, n_labels_dim: int) -> None:
     assert [r["step"] for r in log if "loss" in r] == [1, 2]
     assert all(math.isfinite(r["loss"]) and r["loss"] > 0 for r in log if "loss" in r)
     assert not (out / "final").exists()
+    shutil.rmtree(out)  # MPNet's checkpoint (weights + Adam state) is 1.3 GB; pytest keeps old tmp folders
 
 
 def _mpnet_installed() -> bool:
