@@ -50,13 +50,15 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--infer-batches", type=int, default=4)
     ap.add_argument("--train-steps", type=int, default=3)
-    ap.add_argument("--train-dtypes", default="float32,bfloat16")
+    ap.add_argument("--train-dtypes", default="auto",
+                    help="comma-separated float32,bfloat16; auto: float32, plus bfloat16 on CPUs with native bf16")
     args = ap.parse_args()
 
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from veridic.train.backbones import backbone_dir
+    from veridic.train.loop import cpu_supports_bf16
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -70,7 +72,7 @@ def main() -> None:
     batches = [{k: v[s: s + args.batch] for k, v in enc.items()} for s in range(0, n, args.batch)]
     base = {"backbone": args.backbone, "params_m": round(sum(p.numel() for p in model.parameters()) / 1e6, 1),
             "threads": args.threads, "batch": args.batch, "tokens": args.tokens,
-            "cpu_bf16": "amx_bf16" in Path("/proc/cpuinfo").read_text()}
+            "cpu_bf16": cpu_supports_bf16()}
 
     def report(kind: str, dtype: str, n_items: int, wall: float, cpu: float) -> None:
         print(json.dumps({**base, "measure": kind, "dtype": dtype, "items": n_items,
@@ -87,7 +89,10 @@ def main() -> None:
         report("inference", "float32", args.batch * args.infer_batches, time.perf_counter() - w, _cpu() - c)
 
     labels = torch.arange(args.batch) % 3
-    for dtype in [d for d in args.train_dtypes.split(",") if d]:
+    dtypes = args.train_dtypes
+    if dtypes == "auto":
+        dtypes = "float32,bfloat16" if cpu_supports_bf16() else "float32"  # emulated bf16 is slower than fp32
+    for dtype in [d for d in dtypes.split(",") if d]:
         model.train()
         opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
 
