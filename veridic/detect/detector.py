@@ -329,6 +329,10 @@ class HallucinationDetector:
         # A cue the evidence itself uses ("widely regarded as the best") is reported speech, not the writer's opinion.
         ev_lower = evidence.lower()
         own_cues = [cu for cu in subj.cues if not re.search(r"\b" + re.escape(cu.text.lower()) + r"\b", ev_lower)]
+        opinion = _evaluative_superlative(sent, ev_lower)
+        if opinion is not None and not (subj.subjective and own_cues):
+            return [HallucinationSpan(**whole, type="subjective", confidence=_clamp((1.0 - 0.5 * e) * 0.8),
+                                      reason=f"subjective-superlative:{opinion}")]
         if subj.subjective and own_cues:
             return [HallucinationSpan(**whole, type="subjective", confidence=_clamp((1.0 - 0.5 * e) * min(1.0, 0.6 + 0.2 * subj.score)),
                                       reason="subjective-lexicon:" + ",".join(cu.text for cu in subj.cues))]
@@ -339,18 +343,20 @@ class HallucinationDetector:
             if clash is None:
                 # Weak support from topical overlap does not cover a name or term the evidence never mentions.
                 if e < self.strong_support:
-                    invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e)
+                    invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e, edoc)
                     if invented is not None:
                         return [invented]
                 return out
-            flips = [f for f in relation_flips(sent, alt, min_overlap=self.polarity_override) if f.kind == "negation"]
-            if flips:  # a plain "not" has a one-token fix
-                return [relation_span(flips[0], alt_overlap, "relation-negation-polarity")]
+            # A negated claim ("is not", "never", "has yet to") is contradicted as a whole, as FAVA types
+            # "Messi has yet to be captain" (paper 002, Table 1): the sentence is deleted, not patched.
             return [polarity_span(clash, alt, alt_overlap)]
         # Phrase level: relations, against the best-aligned evidence sentence.
         if ev_sent is not None:
-            out.extend(relation_span(f, ev_overlap, f"relation-{f.kind}")
-                       for f in relation_flips(sent, ev_sent, min_overlap=self.relation_min_overlap))
+            for f in relation_flips(sent, ev_sent, min_overlap=self.relation_min_overlap):
+                if f.kind == "negation":
+                    out.append(polarity_span((f.start, f.end, f.text or "negation"), ev_sent, ev_overlap))
+                    break
+                out.append(relation_span(f, ev_overlap, f"relation-{f.kind}"))
         if out:
             return out
         if c >= self.contradiction_threshold and c >= e and c >= n:
@@ -364,15 +370,17 @@ class HallucinationDetector:
         if e >= self.strong_support or (c < self.contradiction_threshold
                                         and lexical_coverage(sent, edoc) >= self.paraphrase_coverage and not unknown_names):
             return []
-        invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e)
+        invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e, edoc)
         if invented is not None:
             return [invented]
         return [HallucinationSpan(**whole, type="unverifiable", confidence=_clamp(1.0 - e), reason="nli-not-entailed")]
 
     def _invented(self, passage: str, sent: Any, whole: dict[str, Any], unknown_names: list[tuple[int, int, str]],
-                  ev_lemmas: set[str], ev_words: set[str], e: float) -> HallucinationSpan | None:
+                  ev_lemmas: set[str], ev_words: set[str], e: float, edoc: Any) -> HallucinationSpan | None:
         unknown = [u for u in unknown_names if not self._in_corpus(passage[u[0] : u[1]])]
-        terms = [t for t in novel_terms(sent, ev_lemmas, ev_words) if not self._in_corpus(t.text)]
+        # A term the evidence holds as a stem, demonym or acronym ("Allies", "Poland", "NYSE") is not unknown.
+        terms = [t for t in novel_terms(sent, ev_lemmas, ev_words)
+                 if not self._in_corpus(t.text) and not _known_after_all(t.text, False, edoc, ev_words)]
         if not (unknown or terms):
             return None
         what = [passage[a:b] for a, b, _ in unknown] + [t.text for t in terms]
@@ -444,6 +452,32 @@ def _known_after_all(text: str, numeric: bool, edoc: Any, ev_words: set[str]) ->
         return True
     content = [w for w in re.findall(r"[\w-]+", low) if w not in _EN_FUNCTION_WORDS]
     return bool(content) and all(any(_stem_eq(w, e) for e in ev_words if e[:1] == w[:1]) for w in content)
+
+
+# Superlatives that measure (the evidence can state them as facts); any other superlative of an
+# adjective the evidence does not use is the writer's judgement ("the wisest leader", "the most
+# moving painting").
+_MEASURABLE = frozenset("large big high tall long old young small low deep heavy light fast slow populous early late near "
+                        "far wide short rich poor hot cold wet dry new recent first last few many much little busy "
+                        "visited common rare expensive cheap".split())
+
+
+def _evaluative_superlative(sent: Any, ev_lower: str) -> str | None:
+    """The evaluative superlative of a sentence ("the most majestic", "the saddest"), or None."""
+    for t in sent:
+        if t.pos_ != "ADJ":
+            continue
+        lemma = t.lemma_.lower()
+        if t.tag_ == "JJS":
+            base = lemma
+        elif t.i > 0 and t.doc[t.i - 1].lower_ == "most" and t.doc[t.i - 1].head.i == t.i:
+            base = lemma
+        else:
+            continue
+        if base in _MEASURABLE or re.sub(r"(est|st)$", "", t.lower_) in _MEASURABLE or t.lower_ in ev_lower:
+            continue
+        return ("most " if t.tag_ != "JJS" else "") + t.text
+    return None
 
 
 def _safe_replacement(old: str, new: str) -> tuple[int, int, str]:

@@ -41,6 +41,8 @@ __all__ = ["lexical_coverage", "Frame", "StructuralError", "frames", "structural
 _PRONOUN_CASE = {"he": "him", "him": "he", "she": "her", "her": "she", "they": "them", "them": "they",
                  "i": "me", "me": "i", "we": "us", "us": "we"}
 _CORE_DEPS = ("compound", "amod", "nummod", "poss", "flat", "nmod", "npadvmod")
+_PREP_FLIPS = {"from": "into", "into": "from", "to": "from", "before": "after", "after": "before", "above": "below",
+               "below": "above", "for": "against", "against": "for", "with": "against"}
 _LIGHT = frozenset({"be", "have", "do", "get", "become", "make", "go", "take", "say", "include"})
 _STOP = frozenset("a an the of this that these those its his her their our".split())
 
@@ -113,6 +115,14 @@ def frames(span: Any) -> list[Frame]:
         if v.dep_ == "acl" and v.tag_ == "VBN" and "obj" not in args:
             args["obj"] = v.head
             passive = True
+        if "subj" not in args and not passive:
+            # "In 2016 LinkedIn acquired ...": the small parser reads "2016 LinkedIn" as one object of "In".
+            for k in [k for k in args if k.startswith("obl:")]:
+                p = args[k]
+                if p.i < v.i and p.pos_ == "PROPN" and any(ch.like_num and ch.i < p.i for ch in p.children):
+                    args["subj"] = p
+                    del args[k]
+                    break
         if "subj" not in args and v.dep_ in ("conj", "advcl", "xcomp") and not passive:
             s = _logical_subj_of_head(v)
             if s is not None:
@@ -192,6 +202,19 @@ def arg_match(x: Any, y: Any) -> bool:
     wx, wy = _words(x), _words(y)
     hx, hy = _lemma(x), _lemma(y)
     return any(_stem_eq(hx, w) for w in wy) or any(_stem_eq(hy, w) for w in wx)
+
+
+def _phrase_words(t: Any) -> set[str]:
+    t = _resolve(t)
+    toks = t.doc[t.left_edge.i : min(t.right_edge.i + 1, t.i + 8)]
+    return {_lemma(x) for x in toks if not (x.is_punct or x.is_stop) and x.lower_ not in _STOP}
+
+
+def _sim(x: Any, y: Any) -> float:
+    """Word overlap of two argument phrases (head's phrase, at most 8 words): tells "the French army"
+    from "the armies of the Seventh Coalition" when both heads are "army"."""
+    a, b = _phrase_words(x), _phrase_words(y)
+    return len(a & b) / min(len(a), len(b)) if a and b else 0.0
 
 
 def _same_pred(a: str, b: str) -> bool:
@@ -276,12 +299,30 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
                     if found or r1 >= r2 or r1 not in g.args or r2 not in g.args:
                         continue
                     x1, x2, y1, y2 = f.args[r1], f.args[r2], g.args[r1], g.args[r2]
-                    if (arg_match(x1, y2) and arg_match(x2, y1) and not arg_match(x1, y1)
-                            and not (x1.pos_ == "PRON" and x2.pos_ == "PRON")):
+                    if (arg_match(x1, y2) and arg_match(x2, y1) and not (x1.pos_ == "PRON" and x2.pos_ == "PRON")
+                            and (not arg_match(x1, y1) or _sim(x1, y2) + _sim(x2, y1) > _sim(x1, y1) + _sim(x2, y2) + 0.3)):
                         fix = _swap_fix(doc, x1, x2)
                         if fix is not None:
                             add(fix[0], fix[1], fix[2], "swap", "relation", g.verb)
                             found = True
+        if found:
+            continue
+        # Pass 1b: the same predicate and object of a preposition, under a reversed preposition
+        # ("adapted from a film" for "adapted into a film").
+        for g in efs:
+            if found or not _same_pred(f.lemma, g.lemma):
+                continue
+            for r, x in f.args.items():
+                if not r.startswith("obl:") or r in g.args and arg_match(x, g.args[r]):
+                    continue
+                hit = next((k for k, y in g.args.items() if k.startswith("obl:") and k != r and arg_match(x, y)
+                            and _PREP_FLIPS.get(r[4:]) == k[4:]), None)
+                if hit is not None:
+                    prep = x.head
+                    ev_prep = g.args[hit].head
+                    add(prep.i, prep.i + 1, ev_prep.text, "reversal", "relation", ev_prep)
+                    found = True
+                    break
         if found:
             continue
         # Pass 2: the same arguments under a reversed or antonymous predicate; or (kind "verb",
