@@ -298,7 +298,9 @@ class HallucinationDetector:
         if alt is not None and alt_overlap >= self.polarity_override and not any(s.type == "relation" for s in out):
             # An antonym ("last" for "first") in a sentence that otherwise says what the evidence says.
             out.extend(relation_span(f, alt_overlap, f"relation-{f.kind}")
-                       for f in relation_flips(sent, alt, min_overlap=self.polarity_override) if f.kind == "antonym")
+                       for f in relation_flips(sent, alt, min_overlap=self.polarity_override)
+                       # Verbs are the frame check's: it knows "sold to" is the converse of "bought from".
+                       if f.kind == "antonym" and _pos_at(sent, f.start) != "VERB")
         # Phrase level: entities, numbers and dates.
         for m in entity_mismatches(sent, edoc, evidence_text_norm=ev_norm, window=window):
             if _known_after_all(m.text, m.numeric, edoc, ev_words):
@@ -478,6 +480,12 @@ def _evaluative_superlative(sent: Any, ev_lower: str) -> str | None:
             continue
         return ("most " if t.tag_ != "JJS" else "") + t.text
     return None
+
+
+def _pos_at(sent: Any, offset: int) -> str:
+    """Part of speech of the claim token starting ``offset`` characters into ``sent``."""
+    at = sent.start_char + offset
+    return next((t.pos_ for t in sent if t.idx == at), "")
 
 
 def _safe_replacement(old: str, new: str) -> tuple[int, int, str]:
