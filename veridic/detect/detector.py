@@ -121,6 +121,7 @@ class HallucinationDetector:
         strong_support: float = 0.7,
         paraphrase_coverage: float = 0.8,
         max_passage_chars: int = 20_000,
+        frame_sentences: int = 8,
         k: int = 5,
     ):
         if getattr(scorer, "granularity", "sentence") != "sentence":
@@ -149,6 +150,7 @@ class HallucinationDetector:
         self.strong_support = strong_support
         self.paraphrase_coverage = paraphrase_coverage
         self.max_passage_chars = max_passage_chars
+        self.frame_sentences = frame_sentences
         self.k = k
 
     def describe(self) -> dict[str, Any]:
@@ -165,6 +167,7 @@ class HallucinationDetector:
             "strong_support": self.strong_support,
             "paraphrase_coverage": self.paraphrase_coverage,
             "max_passage_chars": self.max_passage_chars,
+            "frame_sentences": self.frame_sentences,
             "retriever": None if self.retriever is None else type(self.retriever).__name__,
             "k": self.k,
         }
@@ -235,7 +238,8 @@ class HallucinationDetector:
         ev_norm = " ".join(normalise_value(t.text, "CARDINAL") if t.like_num else t.lower_ for t in edoc)
         ev_words = {t.lower_ for t in edoc}
         ev_lemmas = content_lemmas(edoc) | {t.lemma_.lower() for t in edoc}
-        ev_frames = _frames(edoc)
+        ev_sents = list(edoc.sents)
+        ev_frames = {s.start: _frames(s) for s in ev_sents} if len(ev_sents) <= self.frame_sentences else None
         found: list[HallucinationSpan] = []
         for sv in verdict.sentences:
             found.extend(self._sentence(passage, pdoc, sv, evidence, edoc, ev_norm, ev_words, ev_lemmas, ev_frames))
@@ -247,7 +251,7 @@ class HallucinationDetector:
         return sorted(kept, key=lambda s: s.start)
 
     def _sentence(self, passage: str, pdoc: Any, sv: SentenceVerdict, evidence: str, edoc: Any, ev_norm: str,
-                  ev_words: set[str], ev_lemmas: set[str], ev_frames: list[Any]) -> list[HallucinationSpan]:
+                  ev_words: set[str], ev_lemmas: set[str], ev_frames: dict[int, list[Any]] | None) -> list[HallucinationSpan]:
         sent = pdoc.char_span(sv.span.start, sv.span.end, alignment_mode="expand")
         if sent is None:
             return []
@@ -287,7 +291,7 @@ class HallucinationDetector:
         # roles, reversed predicates and a wrong entity in a role override the NLI (small models entail
         # "YouTube acquired Google" from "Google acquired YouTube"); another verb with the same
         # arguments only counts when the NLI does not find the sentence supported.
-        for st in structural_errors(sent, edoc, evidence_frames=ev_frames):
+        for st in structural_errors(sent, edoc, evidence_frames=self._aligned_frames(sent, edoc, ev_frames, window)):
             if st.kind == "verb" and (supported or e >= self.strong_support):
                 continue
             start, end = base + st.start, base + st.end
@@ -376,6 +380,21 @@ class HallucinationDetector:
         if invented is not None:
             return [invented]
         return [HallucinationSpan(**whole, type="unverifiable", confidence=_clamp(1.0 - e), reason="nli-not-entailed")]
+
+    def _aligned_frames(self, sent: Any, edoc: Any, cached: dict[int, list[Any]] | None,
+                        window: tuple[int, int] | None) -> list[Any]:
+        """Predicate frames of the evidence sentences aligned with ``sent``: all of them for a short
+        evidence, else the NLI window's and the ``frame_sentences`` sharing most content lemmas (a
+        long document's every frame would cost time and invite chance matches)."""
+        if cached is not None:
+            return [f for fs in cached.values() for f in fs]
+        want = content_lemmas(sent)
+        scored = []
+        for s in edoc.sents:
+            in_window = window is not None and s.start_char < window[1] and s.end_char > window[0]
+            scored.append((in_window, len(want & content_lemmas(s)), -s.start, s))
+        scored.sort(key=lambda x: (x[0], x[1], x[2]), reverse=True)
+        return [f for *_, s in scored[: self.frame_sentences] for f in _frames(s)]
 
     def _invented(self, passage: str, sent: Any, whole: dict[str, Any], unknown_names: list[tuple[int, int, str]],
                   ev_lemmas: set[str], ev_words: set[str], e: float, edoc: Any) -> HallucinationSpan | None:

@@ -134,10 +134,15 @@ def frames(span: Any) -> list[Frame]:
 
 def _core(t: Any) -> list[Any]:
     """The argument's head with its compound/modifier words, or its whole named entity."""
-    if t.ent_type_:
-        for e in t.doc.ents:
-            if e.start <= t.i < e.end:
-                return list(e)
+    if t.ent_type_:  # walk the IOB tags: scanning doc.ents per call is quadratic on long evidence
+        doc = t.doc
+        lo = t.i
+        while lo > 0 and doc[lo].ent_iob_ == "I":
+            lo -= 1
+        hi = t.i + 1
+        while hi < len(doc) and doc[hi].ent_iob_ == "I":
+            hi += 1
+        return list(doc[lo:hi])
     toks = [t] + [c for c in t.children if c.dep_ in _CORE_DEPS]
     return sorted(toks, key=lambda x: x.i)
 
