@@ -61,7 +61,7 @@ from veridic.detect.align import (
     relation_flips,
 )
 from veridic.detect.edit import apply_edits
-from veridic.detect.roles import frames as _frames, mention as _mention, structural_errors, lexical_coverage
+from veridic.detect.roles import frames as _frames, mention as _mention, structural_errors, lexical_coverage, uncovered_tokens
 from veridic.detect.result import DetectionResult, HallucinationSpan
 from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifier
 from veridic.detect.tags import _check_plain, to_tagged
@@ -122,6 +122,7 @@ class HallucinationDetector:
         paraphrase_coverage: float = 0.8,
         max_passage_chars: int = 20_000,
         frame_sentences: int = 8,
+        phrase_spans: bool = True,
         k: int = 5,
     ):
         if getattr(scorer, "granularity", "sentence") != "sentence":
@@ -151,6 +152,7 @@ class HallucinationDetector:
         self.paraphrase_coverage = paraphrase_coverage
         self.max_passage_chars = max_passage_chars
         self.frame_sentences = frame_sentences
+        self.phrase_spans = phrase_spans
         self.k = k
 
     def describe(self) -> dict[str, Any]:
@@ -168,6 +170,7 @@ class HallucinationDetector:
             "paraphrase_coverage": self.paraphrase_coverage,
             "max_passage_chars": self.max_passage_chars,
             "frame_sentences": self.frame_sentences,
+            "phrase_spans": self.phrase_spans,
             "retriever": None if self.retriever is None else type(self.retriever).__name__,
             "k": self.k,
         }
@@ -379,7 +382,27 @@ class HallucinationDetector:
         invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e, edoc)
         if invented is not None:
             return [invented]
+        part = self._uncovered_part(passage, sent, edoc) if self.phrase_spans else None
+        if part is not None:
+            a, b = part
+            return [HallucinationSpan(start=a, end=b, text=passage[a:b], type="unverifiable", confidence=_clamp(1.0 - e),
+                                      evidence=window_span, suggestion=None, reason="nli-not-entailed:uncovered-phrase")]
         return [HallucinationSpan(**whole, type="unverifiable", confidence=_clamp(1.0 - e), reason="nli-not-entailed")]
+
+    def _uncovered_part(self, passage: str, sent: Any, edoc: Any) -> tuple[int, int] | None:
+        """The stretch of a long sentence the evidence does not cover (first to last content word it
+        lacks, widened to their phrases), when that is well under the whole sentence; else None."""
+        miss = uncovered_tokens(sent, edoc)
+        words = [t for t in sent if not (t.is_punct or t.is_space)]
+        if not miss or len(words) < 12:
+            return None
+        lo = min(t.left_edge.i if t.left_edge.i >= sent.start else t.i for t in miss)
+        hi = max(t.i for t in miss)
+        doc = sent.doc
+        a, b = doc[lo].idx, doc[hi].idx + len(doc[hi].text)
+        if (b - a) > 0.6 * (sent.end_char - sent.start_char):
+            return None
+        return a, b
 
     def _aligned_frames(self, sent: Any, edoc: Any, cached: dict[int, list[Any]] | None,
                         window: tuple[int, int] | None) -> list[Any]:

@@ -36,7 +36,7 @@ from typing import Any
 
 from veridic.synth.lexicon import ANTONYMS, CONVERSES, REVERSALS, SYNONYMS, is_symmetric_predicate
 
-__all__ = ["lexical_coverage", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
+__all__ = ["lexical_coverage", "uncovered_tokens", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
 
 _PRONOUN_CASE = {"he": "him", "him": "he", "she": "her", "her": "she", "they": "them", "them": "they",
                  "i": "me", "me": "i", "we": "us", "us": "we"}
@@ -363,11 +363,14 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
                 if r in matched:
                     continue
                 x, y = f.args[r], g.args[r]
-                if not (x.ent_type_ and y.ent_type_) or x.pos_ == "PRON" or any(c.dep_ == "conj" for c in y.children):
+                if not x.ent_type_ or x.pos_ == "PRON" or any(c.dep_ == "conj" for c in y.children):
                     continue
-                gx, gy = TYPE_GROUPS.get(x.ent_type_), TYPE_GROUPS.get(y.ent_type_)
-                # The small NER model often labels a person an ORG ("Ridley Scott"): treat the two as one group here.
-                if gx is None or gy is None or (gx != gy and {gx, gy} != {"person", "org"}):
+                gx = TYPE_GROUPS.get(x.ent_type_)
+                gy = TYPE_GROUPS.get(y.ent_type_) if y.ent_type_ else ("name" if y.pos_ == "PROPN" else None)
+                # The small NER model mixes up names ("Ridley Scott" ORG, "Inter Miami" GPE or nothing): in the
+                # same role of the same predicate any two names compare; values only with their own kind.
+                names = ("person", "org", "place", "norp", "product", "work", "event", "name")
+                if gx is None or gy is None or (gx != gy and not (gx in names and gy in names)):
                     continue
                 a, b = mention(x)
                 ea, eb = mention(y)
@@ -383,6 +386,17 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
 
 
 def lexical_coverage(sentence: Any, evidence: Any) -> float:
+    """Share of the sentence's content words that the evidence holds (see :func:`uncovered_tokens`)."""
+    words, missing = _coverage(sentence, evidence)
+    return 1.0 if not words else 1.0 - len(missing) / len(words)
+
+
+def uncovered_tokens(sentence: Any, evidence: Any) -> list[Any]:
+    """The sentence's content tokens the evidence does not hold in any form."""
+    return _coverage(sentence, evidence)[1]
+
+
+def _coverage(sentence: Any, evidence: Any) -> tuple[list[Any], list[Any]]:
     """Share of the sentence's content words that the evidence holds — by lemma, stem ("Allies" /
     "Allied"), synonym (:data:`veridic.synth.lexicon.SYNONYMS`), number value or acronym ("GDR" /
     "German Democratic Republic"). 1.0 for a sentence without content words."""
@@ -396,15 +410,14 @@ def lexical_coverage(sentence: Any, evidence: Any) -> float:
             if all(run[k + 1].i - run[k].i <= 2 for k in range(len(run) - 1)):
                 acronyms.add("".join(t.text[0] for t in run))
     words = [t for t in sentence if not (t.is_stop or t.is_punct or t.is_space) and t.lower_ not in _STOP]
-    if not words:
-        return 1.0
-    hit = 0
+    missing = []
     for t in words:
         lem, low = _lemma(t), t.lower_
         if lem in ev_lem or low in ev_lem or (t.text.isupper() and t.text in acronyms):
-            hit += 1
-        elif any(_stem_eq(lem, w) or _stem_eq(low, w) for w in ev_lem if w[:1] == lem[:1] or w in SYNONYMS.get(low, ()) or w in SYNONYMS.get(lem, ())):
-            hit += 1
-        elif any(w in ev_lem for w in SYNONYMS.get(low, ()) + SYNONYMS.get(lem, ())):
-            hit += 1
-    return hit / len(words)
+            continue
+        if any(_stem_eq(lem, w) or _stem_eq(low, w) for w in ev_lem if w[:1] == lem[:1]):
+            continue
+        if any(w in ev_lem for w in SYNONYMS.get(low, ()) + SYNONYMS.get(lem, ())):
+            continue
+        missing.append(t)
+    return words, missing
