@@ -122,7 +122,7 @@ class HallucinationDetector:
         paraphrase_coverage: float = 0.8,
         max_passage_chars: int = 20_000,
         frame_sentences: int = 8,
-        phrase_spans: bool = True,
+        phrase_spans: bool = False,
         k: int = 5,
     ):
         if getattr(scorer, "granularity", "sentence") != "sentence":
