@@ -25,7 +25,7 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 30.0) -> Server:
+    def start(self, timeout: float = 120.0) -> Server:  # a loaded 2-core machine can take ~50 s to import fastapi + sqlalchemy
         env = dict(os.environ, VERIDIC_AIS_SECRET="test-secret-" + "x" * 20)
         self.proc = subprocess.Popen([sys.executable, "-m", "veridic.ais.cli", "serve", "--db", str(self.db), "--port", str(self.port)],
                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)

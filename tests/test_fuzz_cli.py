@@ -70,7 +70,7 @@ def test_unusable_paths(tiny_nli_dir, tmp_path):
     for args, needle in (
         (["--input", str(tmp_path / "d.jsonl"), "--output", str(tmp_path / "o.jsonl")], "directory"),
         (["--input", str(inp), "--output", str(tmp_path / "o.txt")], "Cannot tell the format"),
-        (["--input", str(inp), "--output", str(tmp_path / "d.jsonl")], "check the --input/--output"),
+        (["--input", str(inp), "--output", str(tmp_path / "d.jsonl")], "is a folder"),
         (["--input", str(inp), "--output", str(tmp_path / "o.jsonl"), "--engine", "spark"], "--engine"),
         (["--model", str(tmp_path / "nomodel")], "does not exist"),
     ):

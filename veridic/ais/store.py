@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import functools
 import hashlib
 import hmac
 import json
@@ -271,11 +272,13 @@ class Store:
 
     def authenticate(self, name: str, password: str) -> int | None:
         with self.Session() as s:
-            a = s.scalar(select(Annotator).where(Annotator.name == name))
-            if a is None:
-                verify_password(password, hash_password("timing-equaliser"))  # same cost for unknown names
-                return None
-            return a.id if verify_password(password, a.password_hash) else None
+            row = s.execute(select(Annotator.id, Annotator.password_hash).where(Annotator.name == name)).first()
+        # scrypt runs after the transaction ends: on SQLite every transaction holds the write lock (BEGIN
+        # IMMEDIATE), and a login storm must not stall every judgment behind 16 MiB hashes
+        if row is None:
+            verify_password(password, _equaliser())  # same cost for unknown names
+            return None
+        return row.id if verify_password(password, row.password_hash) else None
 
     def set_password(self, name: str, *, password: str) -> int:
         """Change ``name``'s password and end all of their sessions (a stolen cookie dies with the old password)."""
@@ -549,6 +552,11 @@ class Store:
                 w.writeheader()
                 w.writerows({k: csv_safe(v) for k, v in r.items()} for r in rows)
         return len(rows)
+
+
+@functools.lru_cache(maxsize=1)
+def _equaliser() -> str:
+    return hash_password("timing-equaliser")
 
 
 def _token_hash(token: str) -> str:
