@@ -37,7 +37,7 @@ def test_incompatible_or_bad_options_fail_at_construction_naming_them(options, m
 def test_unknown_option_and_unknown_method():
     with pytest.raises(ConfigError, match="Unknown scorer option\\(s\\) 'context'.*Did you mean 'context_mode'"):
         ScorerConfig.from_options({"context": "premise"})
-    with pytest.raises(RegistryError, match="Unknown scorer 'e_c'.*Did you mean 'e-c'"):
+    with pytest.raises(RegistryError, match="method=.e_c.: Unknown scorer .e_c.*Did you mean .e-c."):
         ScorerConfig(method="e_c")
 
 

@@ -134,9 +134,13 @@ class ScorerConfig:
 
     def _check_other_method(self) -> None:
         # Model-free and plugin methods read none of the NLI options: a non-default one is a mistake, said now.
+        from veridic.errors import RegistryError
         from veridic.registry import get_method
 
-        spec = get_method(self.method)
+        try:
+            spec = get_method(self.method)
+        except RegistryError as exc:
+            raise RegistryError(f"method={self.method!r}: {exc}") from None
         default = ScorerConfig(method="e-c")
         for f in sorted(NLI_OPTIONS - spec.options):
             if getattr(self, f) != getattr(default, f):
