@@ -48,7 +48,7 @@ def test_score_one_pair_of_odd_text(tiny_nli_dir, source, claim):
 @pytest.mark.parametrize(
     "extra, needle",
     [
-        (["--batch-size", "0"], "batch_size"),
+        (["--batch-size", "0"], "batch-size"),
         (["--mc-samples", "1"], "mc_samples"),
         (["--granularity", "word"], "granularity"),
         (["--aggregation", "median"], "aggregation"),

@@ -26,3 +26,34 @@ def test_onnx_backend_refuses_mc_dropout(tiny_nli_dir, tmp_path):
     b = load_backend(tmp_path / "o", kind="onnx")
     with pytest.raises(ConfigError, match="torch backend"):
         NLIScorer(backend=b, mc_samples=15)
+
+
+def test_an_exported_model_scores_with_the_default_method(tiny_nli_dir, tmp_path):
+    # The default method (hybrid) needs the model's hybrid weights: export carries them, the CLI path scores.
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from veridic.cli import app
+    from veridic.nli.backend import embedded_model_path
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_nli_dir, model)
+    shutil.copy(embedded_model_path() / "hybrid.json", model / "hybrid.json")
+    r = CliRunner().invoke(app, ["export", "onnx", "--model", str(model), "--output", str(tmp_path / "x"), "--no-quantize"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "x" / "hybrid.json").read_text() == (model / "hybrid.json").read_text()
+    r = CliRunner().invoke(app, ["score", "--backend", "onnx", "--model", str(tmp_path / "x"), "--source", "A cat sat on the mat.",
+                                 "--claim", "A cat sat.", "--json"])
+    assert r.exit_code == 0, r.output
+    v = json.loads(r.output)
+    assert v["method"] == "hybrid" and 0.0 <= v["score"] <= 1.0
+
+
+def test_onnx_backend_refuses_a_gpu_device_before_loading(tmp_path):
+    from veridic.errors import ConfigError
+    from veridic.nli import load_backend
+
+    with pytest.raises(ConfigError, match="device must be"):
+        load_backend(tmp_path / "nowhere", kind="onnx", device="tpu")

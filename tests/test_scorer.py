@@ -12,14 +12,19 @@ SRC = "Alice founded Acme in 2001. Acme makes rockets. Bob joined in 2005. The f
 def test_sentence_level_min_and_mean_pooling():
     b = WordBackend()
     claim = "Acme makes rockets. Bob founded Zeta."
-    v_min = NLIScorer(backend=b, method="e", claim_aggregation="min").score(sources=[SRC], claims=[claim])[0]
-    v_mean = NLIScorer(backend=b, method="e", claim_aggregation="mean").score(sources=[SRC], claims=[claim])[0]
+    # whole_source=True: the whole source is one more window, so "Bob" and "founded" are found together.
+    v_min = NLIScorer(backend=b, method="e", claim_aggregation="min", whole_source=True).score(sources=[SRC], claims=[claim])[0]
+    v_mean = NLIScorer(backend=b, method="e", claim_aggregation="mean", whole_source=True).score(sources=[SRC], claims=[claim])[0]
     s1, s2 = [s.score for s in v_min.sentences]
     assert s1 == pytest.approx(0.9)  # all three words found in one window
     assert s2 == pytest.approx(0.9 * 2 / 3)  # "zeta" is nowhere
+    # The default leaves the whole-source pair out: no two-sentence window holds both "Bob" and "founded".
+    v_default = NLIScorer(backend=b, method="e").score(sources=[SRC], claims=[claim])[0]
+    assert v_default.sentences[1].score == pytest.approx(0.9 / 3)
+    assert len(b.calls[-1][0]) == 3 + 3  # 3 two-sentence windows per claim sentence, none of the whole source
     assert v_min.score == pytest.approx(min(s1, s2))
     assert v_mean.score == pytest.approx((s1 + s2) / 2)
-    softmin = NLIScorer(backend=b, method="e", claim_aggregation="softmin").score(sources=[SRC], claims=[claim])[0]
+    softmin = NLIScorer(backend=b, method="e", claim_aggregation="softmin", whole_source=True).score(sources=[SRC], claims=[claim])[0]
     assert min(s1, s2) <= softmin.score <= (s1 + s2) / 2
 
 

@@ -121,6 +121,7 @@ if typer is not None:
     _FORMATS = ("jsonl", "csv", "tsv", "json", "parquet")
 
     @app.command("score")
+    @O.with_scorer_flags
     def score_cmd(
         source: Annotated[Optional[str], typer.Option("--source", "-s", help="Source text (inline, never read as a path; @FILE reads a file).")] = None,
         claim: Annotated[Optional[str], typer.Option("--claim", "-c", help="Claim text (inline; @FILE reads a file).")] = None,
@@ -133,20 +134,7 @@ if typer is not None:
         limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Score only the first N rows of --input.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="One pair: print the verdict as JSON.")] = False,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary line.")] = False,
-        config_file: O.Config = None,
-        method: O.Method = None,
-        mc_samples: O.McSamples = None,
-        granularity: O.Granularity = None,
-        source_aggregation: O.SourceAgg = None,
-        claim_aggregation: O.ClaimAgg = None,
-        window_sentences: O.WindowSentences = None,
-        max_windows: O.MaxWindows = None,
-        whole_source: O.WholeSource = None,
-        context_mode: O.ContextMode = None,
-        threshold: O.Threshold = None,
-        abstain_above: O.AbstainAbove = None,
-        seed: O.Seed = None,
-        hybrid_weights: O.HybridWeights = None,
+        scorer_flags: dict[str, Any] | None = None,
         model: O.Model = None,
         backend: O.Backend = "torch",
         device: O.Device = "cpu",
@@ -158,11 +146,7 @@ if typer is not None:
     ) -> None:
         """Score a claim against a source, or every row of a file."""
         try:
-            cfg = O.scorer_config(None, config_file=config_file, method=method, mc_samples=mc_samples, granularity=granularity,
-                                  source_aggregation=source_aggregation, claim_aggregation=claim_aggregation,
-                                  window_sentences=window_sentences, max_windows=max_windows, whole_source=whole_source,
-                                  context_mode=context_mode, threshold=threshold, abstain_above=abstain_above, seed=seed,
-                                  hybrid_weights=hybrid_weights)
+            cfg = O.scorer_config(None, **(scorer_flags or {}))
             O.check_model_flags(backend=backend, device=device, dtype=dtype)
             one = any(v is not None for v in (source, claim, source_file, claim_file))
             if input is None and not one:

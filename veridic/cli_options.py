@@ -19,7 +19,7 @@ import typer
 
 from veridic.errors import InputError
 
-__all__ = ["read_text_arg", "scorer_config", "check_model_flags"]
+__all__ = ["SCORER_FLAGS", "read_text_arg", "scorer_config", "check_model_flags", "with_scorer_flags"]
 
 _SCORER = "Scorer options"
 _MODEL = "Model options"
@@ -41,6 +41,39 @@ Threshold = Annotated[Optional[float], typer.Option("--threshold", rich_help_pan
 AbstainAbove = Annotated[Optional[float], typer.Option("--abstain-above", rich_help_panel=_SCORER, help="Label 'abstain' when the MC-dropout std exceeds this (needs --mc-samples).")]
 Seed = Annotated[Optional[int], typer.Option("--seed", rich_help_panel=_SCORER, help="Seed of Monte-Carlo dropout.")]
 HybridWeights = Annotated[Optional[Path], typer.Option("--hybrid-weights", metavar="FILE", rich_help_panel=_SCORER, help="hybrid.json to use instead of the model's own.")]
+
+#: The scorer flags, by ScorerConfig field (plus --config): what ``with_scorer_flags`` adds to a command.
+SCORER_FLAGS = {
+    "config_file": Config, "method": Method, "mc_samples": McSamples, "granularity": Granularity,
+    "source_aggregation": SourceAgg, "claim_aggregation": ClaimAgg, "window_sentences": WindowSentences,
+    "max_windows": MaxWindows, "whole_source": WholeSource, "context_mode": ContextMode, "threshold": Threshold,
+    "abstain_above": AbstainAbove, "seed": Seed, "hybrid_weights": HybridWeights,
+}
+
+
+def with_scorer_flags(fn):
+    """Give a Typer command every scorer flag, declared once (here); it receives them as ``scorer_flags``, a dict.
+
+    The command turns them into its configuration with ``scorer_config(default, **scorer_flags)``.
+    """
+    import functools
+    import inspect
+
+    sig = inspect.signature(fn, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.name != "scorer_flags"]
+    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=alias) for name, alias in SCORER_FLAGS.items()]
+
+    @functools.wraps(fn)
+    def command(**kwargs: Any) -> Any:
+        flags = {name: kwargs.pop(name) for name in SCORER_FLAGS if name in kwargs}
+        return fn(**kwargs, scorer_flags=flags)
+
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + extra
+    command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    del command.__wrapped__  # Typer must read the new signature, not the wrapped one
+    return command
+
 
 Model = Annotated[Optional[str], typer.Option("--model", "-m", rich_help_panel=_MODEL, help="Model directory, installed package or hub id (default: the embedded model).")]
 Backend = Annotated[str, typer.Option("--backend", rich_help_panel=_MODEL, help="'torch', 'onnx' or 'dummy' (a word-overlap stand-in for tests and examples).")]
@@ -65,7 +98,12 @@ def scorer_config(base: Any = None, *, config_file: Path | None = None, **flags:
     method = options.pop("method", None)
     if method is not None:
         # --method names a method or a preset; the other options apply on top of it.
-        return resolve_config(method, **options)
+        from veridic.errors import RegistryError
+
+        try:
+            return resolve_config(method, **options)
+        except RegistryError as exc:
+            raise RegistryError(f"--method {method}: {exc}") from None
     return resolve_config(base, **options)
 
 

@@ -73,8 +73,8 @@ class ScorerConfig:
     source_aggregation: str = "max"
     claim_aggregation: str = "mean"
     window_sentences: int = 2
-    # 4 windows and no whole-source pair: half the model work of (8, True) for no loss of dev AUC
-    # (docs/benchmarks.md, "Issue 15: what the whole-source pair buys"); the hybrid weights are fitted on this setting.
+    # Defaults measured on the dev sets (docs/benchmarks.md, issue 15): 4 windows and no whole-source pair cost
+    # no AUC against 8 windows + whole source, with ~45 % fewer model tokens. The hybrid weights are fitted on this setting.
     max_windows: int | None = 4
     whole_source: bool = False
     context_mode: str = "ignore"
@@ -136,9 +136,13 @@ class ScorerConfig:
 
     def _check_other_method(self) -> None:
         # Model-free and plugin methods read none of the NLI options: a non-default one is a mistake, said now.
+        from veridic.errors import RegistryError
         from veridic.registry import get_method
 
-        spec = get_method(self.method)
+        try:
+            spec = get_method(self.method)
+        except RegistryError as exc:
+            raise RegistryError(f"method={self.method!r}: {exc}") from None
         default = ScorerConfig(method="e-c")
         for f in sorted(NLI_OPTIONS - spec.options):
             if getattr(self, f) != getattr(default, f):

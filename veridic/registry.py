@@ -179,8 +179,8 @@ def get_method(name: str) -> ScorerSpec:
         return spec
     names = sorted({*_METHODS, *_PRESETS, *plugins})
     extra = f" {name!r} is a preset; use it as the scorer name, or as ScorerConfig options: {_preset_hint(name)}." if name in _PRESETS else ""
-    raise RegistryError(f"Unknown scorer {name!r}; registered scorers: {', '.join(names)}. "
-                        f"Per-example score files go to --scores instead.{extra}{did_you_mean(name, names) if not extra else ''}")
+    raise RegistryError(f"Unknown scorer {name!r}; registered scorers: {', '.join(names)}."
+                        f"{extra}{did_you_mean(name, names) if not extra else ''}")
 
 
 def _preset_hint(name: str) -> str:

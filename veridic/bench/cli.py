@@ -21,7 +21,7 @@ from veridic.bench.report import write_report
 from veridic.bench.runner import run_benchmark
 from veridic.bench.scorers import build_scorer, get_scorer_spec, load_external_scores
 from veridic import cli_options as O
-from veridic.errors import ConfigError, VeridicError
+from veridic.errors import ConfigError, RegistryError, VeridicError
 
 __all__ = ["bench", "main"]
 
@@ -94,7 +94,10 @@ def bench(
     })
     try:
         names = _split(scorer)
-        specs = [get_scorer_spec(n) for n in names]  # fail on typos before reading any data
+        try:
+            specs = [get_scorer_spec(n) for n in names]  # fail on typos before reading any data
+        except RegistryError as exc:
+            raise RegistryError(f"{exc} Per-example score files go to --scores instead.") from None
         if on_invalid not in ("error", "skip"):
             raise ConfigError(f"--on-invalid must be 'error' or 'skip'; got {on_invalid!r}.")
         if any(s.needs_backend for s in specs):

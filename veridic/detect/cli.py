@@ -76,6 +76,7 @@ if typer is not None:
         raise typer.Exit(code=2)
 
     @app.callback()
+    @O.with_scorer_flags
     def detect_cmd(
         ctx: typer.Context,
         passage: Optional[str] = typer.Option(None, "--passage", "--claim", "-p", help="Text to check (inline, never read as a path; @FILE reads a file)."),
@@ -90,18 +91,11 @@ if typer is not None:
         backend: O.Backend = "torch",
         device: O.Device = "cpu",
         dtype: O.Dtype = "auto",
-        config_file: O.Config = None,
-        method: O.Method = None,
-        window_sentences: O.WindowSentences = None,
-        max_windows: O.MaxWindows = None,
-        whole_source: O.WholeSource = None,
-        source_aggregation: O.SourceAgg = None,
-        context_mode: O.ContextMode = None,
-        threshold: O.Threshold = None,
         as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
         tagged: bool = typer.Option(False, "--tagged", help="Print the FAVA tagged passage only."),
         fmt: str = typer.Option("text", "--format", "-f", help="text | json | fava (tagged passage) | html (a self-contained page)."),
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of standard output."),
+        scorer_flags: Optional[dict] = None,
     ) -> None:
         """Detect hallucinations in a passage against evidence (or an index)."""
         if ctx.invoked_subcommand is not None:
@@ -110,9 +104,7 @@ if typer is not None:
         if fmt not in ("text", "json", "fava", "html"):
             _fail(VeridicError(f"--format must be one of text, json, fava, html; got {fmt!r}."))
         try:
-            cfg = O.scorer_config(DETECTOR_CONFIG, config_file=config_file, method=method, window_sentences=window_sentences,
-                                  max_windows=max_windows, whole_source=whole_source, source_aggregation=source_aggregation,
-                                  context_mode=context_mode, threshold=threshold)
+            cfg = O.scorer_config(DETECTOR_CONFIG, **(scorer_flags or {}))
             O.check_model_flags(backend=backend, device=device, dtype=dtype)
             if passage is None and passage_file is None:
                 raise VeridicError("Give --passage TEXT (or --passage-file PATH), and --evidence TEXT (or --evidence-file PATH) or --index DIR.")

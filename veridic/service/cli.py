@@ -18,6 +18,7 @@ from veridic.errors import MissingDependencyError, VeridicError
 __all__ = ["serve"]
 
 
+@O.with_scorer_flags
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 exposes the service to the network: set --api-key)."),
     port: int = typer.Option(8000, help="TCP port."),
@@ -25,20 +26,6 @@ def serve(
     backend: O.Backend = "torch",
     device: O.Device = "cpu",
     dtype: O.Dtype = "auto",
-    config_file: O.Config = None,
-    method: O.Method = None,
-    mc_samples: O.McSamples = None,
-    granularity: O.Granularity = None,
-    source_aggregation: O.SourceAgg = None,
-    claim_aggregation: O.ClaimAgg = None,
-    window_sentences: O.WindowSentences = None,
-    max_windows: O.MaxWindows = None,
-    whole_source: O.WholeSource = None,
-    context_mode: O.ContextMode = None,
-    threshold: O.Threshold = None,
-    abstain_above: O.AbstainAbove = None,
-    seed: O.Seed = None,
-    hybrid_weights: O.HybridWeights = None,
     max_mc_samples: int = typer.Option(0, "--max-mc-samples", help="Per-request options: the most Monte-Carlo samples a request may ask for (0 = none)."),
     batch_size: int = typer.Option(32, "--batch-size", help="Model batch size inside one scorer call."),
     batch_ms: float = typer.Option(5.0, "--batch-ms", help="Micro-batching: collect concurrent requests for up to this many ms (0 = off)."),
@@ -56,6 +43,7 @@ def serve(
     api_key: str | None = typer.Option(None, "--api-key", envvar="VERIDIC_API_KEY", help="Require this key (X-API-Key or Authorization: Bearer) on /v1/* except /v1/health."),
     detect: bool = typer.Option(False, "--detect/--no-detect", help="Also load the hallucination detector for /v1/detect (needs the 'detect' extra)."),
     log_level: str = typer.Option("info", "--log-level", help="debug, info, warning or error."),
+    scorer_flags: dict | None = None,
 ) -> None:
     """Serve /v1/score, /v1/detect, /v1/health, /v1/models and /metrics over HTTP (models load once, at start-up).
 
@@ -71,10 +59,7 @@ def serve(
         sys.stderr.write(f"error: {MissingDependencyError(exc.name or 'fastapi', extra='service', purpose='veridic serve')}\n")
         raise typer.Exit(code=2) from None
     try:
-        cfg = O.scorer_config(None, config_file=config_file, method=method, mc_samples=mc_samples, granularity=granularity,
-                              source_aggregation=source_aggregation, claim_aggregation=claim_aggregation, window_sentences=window_sentences,
-                              max_windows=max_windows, whole_source=whole_source, context_mode=context_mode, threshold=threshold,
-                              abstain_above=abstain_above, seed=seed, hybrid_weights=hybrid_weights)
+        cfg = O.scorer_config(None, **(scorer_flags or {}))
         O.check_model_flags(backend=backend, device=device, dtype=dtype)
         settings = ServiceSettings(batch_ms=batch_ms, max_batch=max_batch, max_pairs=max_pairs, max_text_chars=max_text_chars,
                                    max_body_bytes=max_body_bytes, max_queue_pairs=max_queue_pairs, timeout_s=timeout, api_key=api_key,
