@@ -1,4 +1,4 @@
-"""``veridic ablation``: factual ablation, PMI decoding and the synthetic-set builder.
+"""``veridic ablation``: factual ablation, PMI decoding, the synthetic-set builder and loss-truncation fine-tunes.
 
 A thin shell over :mod:`veridic.ablation`; the only place that builds
 backends. The main CLI mounts it with ``app.add_typer(ablation_app, name="ablation")``.
@@ -180,6 +180,51 @@ def build(
     except VeridicError as exc:
         _fail(exc)
     typer.echo(f"wrote {n} examples from {result.n_items - result.n_skipped} of {result.n_items} rows to {out} ({result.n_skipped} rows had no shared fact to edit)")
+
+
+@app.command("train")
+def train(
+    variant: Annotated[str, typer.Option("--variant", help="basic (plain fine-tune), lt-basic (loss truncation) or lt-gnd (loss truncation + grounding gain, eq. 3).")],
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Run folder: checkpoints/ and the final model/ (probe it with `ablation run --model <out-dir>/model`).")],
+    data: Annotated[str, typer.Option("--data", help="pomo:<split> (Wikidata claims -> sentence with its post-modifier) or a file with grounding, context, target columns.")] = "pomo:valid",
+    model: Annotated[str, typer.Option("--model", help="Start model: 'embedded' (SmolLM2-135M), a folder or a .gguf file.")] = "embedded",
+    template: Annotated[str, typer.Option("--template", help="Prompt layout (the probe's template, so the model is probed as it was trained).")] = "west-zs",
+    max_steps: Annotated[int, typer.Option("--max-steps", help="Optimisation steps (give every variant the same).")] = 150,
+    max_minutes: Annotated[float, typer.Option("--max-minutes", help="Wall-clock budget; stops cleanly (with a checkpoint) when spent.")] = 8.0,
+    batch_size: Annotated[int, typer.Option("--batch-size")] = 8,
+    max_length: Annotated[int, typer.Option("--max-length", help="Tokens per training sequence (grounding trimmed from its end, context from its start).")] = 256,
+    lr: Annotated[float, typer.Option("--lr")] = 5e-5,
+    keep: Annotated[float, typer.Option("--keep", help="Loss truncation: fraction of examples kept by loss (the paper's c = 0.8).")] = 0.8,
+    keep_grounded: Annotated[float, typer.Option("--keep-grounded", help="lt-gnd: fraction kept by grounding gain.")] = 0.8,
+    min_history: Annotated[int, typer.Option("--min-history", help="Losses seen before truncation starts.")] = 64,
+    limit: Annotated[int | None, typer.Option("--limit", help="Use a seeded sample of N training examples.")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    bf16: Annotated[str, typer.Option("--bf16", help="auto (when the CPU has AMX), on or off.")] = "auto",
+    threads: Annotated[int | None, typer.Option("--threads")] = None,
+    resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Continue from the newest checkpoint in --out-dir.")] = True,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = False,
+) -> None:
+    """Fine-tune the LM on grounded data with or without loss truncation (paper 001, §3.3.1)."""
+    from veridic.ablation.finetune import LTTrainConfig, load_grounded, shuffled, train_grounded
+
+    try:
+        if bf16 not in ("auto", "on", "off"):
+            raise ConfigError(f"--bf16 must be auto, on or off; got {bf16!r}.")
+        cfg = LTTrainConfig(variant=variant, model=model, template=template, max_length=max_length, batch_size=batch_size, learning_rate=lr,
+                            max_steps=max_steps, max_minutes=max_minutes, keep=keep, keep_grounded=keep_grounded, min_history=min_history, seed=seed,
+                            bf16=None if bf16 == "auto" else bf16 == "on", threads=threads)
+        examples = shuffled(load_grounded(data), seed=seed)
+        if limit is not None:
+            examples = examples[:limit]
+        res = train_grounded(examples=examples, out_dir=out_dir, config=cfg, resume=resume, progress=progress)
+    except VeridicError as exc:
+        _fail(exc)
+    (Path(out_dir) / "train_result.json").write_text(json.dumps(res.to_dict(), indent=2, default=str) + "\n")
+    typer.echo(
+        f"{res.variant}: {res.steps} steps, {res.examples_seen} examples seen, kept {100 * res.kept_fraction:.1f} % "
+        f"(dropped {res.dropped_by_loss} by loss, {res.dropped_by_grounding} by grounding gain) in {res.seconds:.0f} s"
+        + (" (stopped by the time budget)" if res.stopped_by_budget else "") + f"; model -> {res.model_dir}"
+    )
 
 
 @app.command("generate")
