@@ -111,3 +111,14 @@ def test_missing_pomo_split_names_the_file_and_the_fix(tmp_path):
 def test_pomo_grounded_examples():
     exs = load_grounded("pomo:valid", limit=50)
     assert len(exs) == 50 and all(e.grounding.split(":")[0] in e.target for e in exs)
+
+
+@pytest.mark.skipif(not (DATA / "pomo" / "test.pm.zip").exists(), reason="PoMo not found under ../shared/data/pomo")
+def test_pomo_ablation_set_removes_exactly_the_used_claims():
+    from veridic.ablation.finetune import pomo_ablation_set
+
+    exs = pomo_ablation_set(split="test", limit=40, seed=1)
+    assert len(exs) == 40 and [e.id for e in exs] == [e.id for e in pomo_ablation_set(split="test", limit=40, seed=1)]
+    for e in exs:
+        full, abl = e.grounding.rstrip(".").split(": ", 1)[1].split("; "), e.ablated_grounding.rstrip(".").split(": ", 1)[1].split("; ")
+        assert set(abl) < set(full)  # a strict subset: g' lacks only the claims y uses

@@ -65,7 +65,7 @@ def _pct(x: float) -> str:
 
 @app.command("run")
 def run(
-    data: Annotated[Path | None, typer.Option("--data", help="Ablation set (default: West et al.'s synthetic set under $VERIDIC_DATA or ../shared/data).")] = None,
+    data: Annotated[Path | None, typer.Option("--data", help="Ablation set (default: West et al.'s synthetic set under $VERIDIC_DATA or ../shared/data), or pomo:<split> (claims with / without the used ones).")] = None,
     model: Annotated[str, typer.Option("--model", help="'embedded' (SmolLM2-135M), 'gemma3-270m', a folder, a .gguf file or a hub id.")] = "embedded",
     margins: Annotated[str, typer.Option("--margins", help="Comma-separated margins in nats; logN allowed (0,log100,log1000).")] = "0,log100,log1000",
     pmi_alpha: Annotated[str, typer.Option("--pmi-alpha", help="PMI weights to score with as well, e.g. 0.1,0.3,0.5 (empty: none).")] = "",
@@ -93,9 +93,15 @@ def run(
     from veridic.ablation.probe import FactualAblationProbe
 
     try:
-        examples = load_west_synthetic(include_broken=include_broken) if data is None else load_ablation_set(data, include_broken=include_broken)
-        if limit is not None:
-            examples = examples[:limit]
+        if data is not None and str(data).startswith("pomo:"):
+            from veridic.ablation.finetune import pomo_ablation_set
+
+            # PoMo claims with / without the ones the sentence uses; --limit takes a seeded sample.
+            examples = pomo_ablation_set(split=str(data).split(":", 1)[1], limit=limit, seed=seed)
+        else:
+            examples = load_west_synthetic(include_broken=include_broken) if data is None else load_ablation_set(data, include_broken=include_broken)
+            if limit is not None:
+                examples = examples[:limit]
         probe = FactualAblationProbe(
             examples=examples,
             template=template,

@@ -50,7 +50,7 @@ from veridic.ablation.loss_truncation import GroundedLossTruncator, LossTruncato
 from veridic.ablation.templates import PromptTemplate, fit_to_window, get_template
 from veridic.errors import ConfigError, DataFormatError, InputError
 
-__all__ = ["VARIANTS", "GroundedExample", "LTTrainConfig", "LTTrainResult", "load_grounded", "pomo_grounded_examples", "train_grounded"]
+__all__ = ["VARIANTS", "GroundedExample", "LTTrainConfig", "LTTrainResult", "load_grounded", "pomo_ablation_set", "pomo_grounded_examples", "train_grounded"]
 
 VARIANTS = ("basic", "lt-basic", "lt-gnd")
 
@@ -86,6 +86,34 @@ def pomo_grounded_examples(*, split: str = "valid", data_dir: str | Path | None 
             break
     if not out:
         raise InputError(f"PoMo split {split!r} gave no examples with Wikidata facts.")
+    return out
+
+
+def pomo_ablation_set(*, split: str = "test", data_dir: str | Path | None = None, limit: int | None = None, seed: int = 0) -> list[Any]:
+    """A factual-ablation set from PoMo: g′ is g without the claims the target's post-modifier uses (§3.2's strict subset).
+
+    g = the entity's verbalised Wikidata claims (as in :func:`pomo_grounded_examples`),
+    g′ = the same list minus every claim PoMo marks as used by this sentence's
+    post-modifier, c = the previous sentence, y = the sentence. Rows without a
+    used claim, or with nothing left after removing them, are skipped. A
+    seeded sample of ``limit`` rows keeps runs small.
+    """
+    from veridic.ablation.data import AblationExample
+    from veridic.congruity.data import load_pomo
+
+    out = []
+    for e in load_pomo(split=split, data_dir=data_dir):
+        used = [f.text for f in e.facts if f.used]
+        rest = [f.text for f in e.facts if not f.used]
+        if not used or not rest:
+            continue
+        g = f"{e.entity}: " + "; ".join(f.text for f in e.facts) + "."
+        g_abl = f"{e.entity}: " + "; ".join(rest) + "."
+        out.append(AblationExample(grounding=g, ablated_grounding=g_abl, context=e.previous, target=e.filled.strip(), id=e.id))
+    if not out:
+        raise InputError(f"PoMo split {split!r} gave no rows with both used and unused claims.")
+    if limit is not None and limit < len(out):
+        out = random.Random(seed).sample(out, limit)
     return out
 
 
