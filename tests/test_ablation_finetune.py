@@ -107,12 +107,14 @@ def test_missing_pomo_split_names_the_file_and_the_fix(tmp_path):
         load_grounded("pomo:train", data_dir=tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (DATA / "pomo" / "valid.pm.zip").exists(), reason="PoMo not found under ../shared/data/pomo")
 def test_pomo_grounded_examples():
     exs = load_grounded("pomo:valid", limit=50)
     assert len(exs) == 50 and all(e.grounding.split(":")[0] in e.target for e in exs)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (DATA / "pomo" / "test.pm.zip").exists(), reason="PoMo not found under ../shared/data/pomo")
 def test_pomo_ablation_set_removes_exactly_the_used_claims():
     from veridic.ablation.finetune import pomo_ablation_set

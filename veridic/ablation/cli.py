@@ -200,6 +200,7 @@ def train(
     batch_size: Annotated[int, typer.Option("--batch-size")] = 8,
     max_length: Annotated[int, typer.Option("--max-length", help="Tokens per training sequence (grounding trimmed from its end, context from its start).")] = 256,
     lr: Annotated[float, typer.Option("--lr")] = 5e-5,
+    warmup_steps: Annotated[int, typer.Option("--warmup-steps", help="Linear warm-up steps (capped at --max-steps - 1; then linear decay to 0 at --max-steps).")] = 10,
     keep: Annotated[float, typer.Option("--keep", help="Loss truncation: fraction of examples kept by loss (the paper's c = 0.8).")] = 0.8,
     keep_grounded: Annotated[float, typer.Option("--keep-grounded", help="lt-gnd: fraction kept by grounding gain.")] = 0.8,
     min_history: Annotated[int, typer.Option("--min-history", help="Losses seen before truncation starts.")] = 64,
@@ -217,7 +218,7 @@ def train(
         if bf16 not in ("auto", "on", "off"):
             raise ConfigError(f"--bf16 must be auto, on or off; got {bf16!r}.")
         cfg = LTTrainConfig(variant=variant, model=model, template=template, max_length=max_length, batch_size=batch_size, learning_rate=lr,
-                            max_steps=max_steps, max_minutes=max_minutes, keep=keep, keep_grounded=keep_grounded, min_history=min_history, seed=seed,
+                            max_steps=max_steps, max_minutes=max_minutes, warmup_steps=warmup_steps, keep=keep, keep_grounded=keep_grounded, min_history=min_history, seed=seed,
                             bf16=None if bf16 == "auto" else bf16 == "on", threads=threads)
         examples = shuffled(load_grounded(data), seed=seed)
         if limit is not None:
