@@ -59,8 +59,10 @@ def test_bad_rows_name_the_row(tmp_path: Path):
 
 def test_template_golden_strings():
     t = get_template("west-zs")
-    assert t.prompt(grounding="Four miners.", context="The mine.") + t.continuation(target=" They were freed.") == "Four miners.\nThe mine.\n They were freed.\n"
-    assert t.prompt(grounding=None, context="The mine.") == "The mine.\n"
+    assert t.prompt(grounding="Four miners.", context="The mine.") + t.continuation(target=" They were freed.") == "Four miners.\n\nThe mine.\n\n They were freed.\n"
+    assert t.prompt(grounding=None, context="The mine.") == "The mine.\n\n"
+    old = get_template("single-newline")
+    assert old.prompt(grounding="Four miners.", context="The mine.") + old.continuation(target="Y") == "Four miners.\nThe mine.\nY\n"
     custom = PromptTemplate(name="x", grounding_prefix="<g>", grounding_suffix="</g>", context_prefix="<c>", context_suffix="</c>", target_prefix="<y>", target_suffix="</y>")
     assert custom.prompt(grounding="G", context="C") + custom.continuation(target="Y") == "<g>G</g><c>C</c><y>Y</y>"
     assert TEMPLATES["labelled"].prompt(grounding=None, context="C") == "Article: C"
@@ -74,11 +76,24 @@ def test_fit_to_window_trims_the_longer_part():
     g, c, y = "G" * 100, "c" * 20, "yy"
     fp = fit_to_window(backend=lm, template=t, grounding=g, context=c, target=y)
     assert len(lm.tok_encode(fp.prompt + fp.continuation)) == 63  # one token left for the start token
-    assert fp.context_tokens_dropped == 0 and fp.grounding_tokens_dropped == 100 + 20 + 2 + 3 - 63
-    assert fp.prompt.startswith("G") and fp.prompt.endswith("c" * 20 + "\n")
+    assert fp.context_tokens_dropped == 0 and fp.grounding_tokens_dropped == 100 + 20 + 2 + 5 - 63
+    assert fp.prompt.startswith("G") and fp.prompt.endswith("c" * 20 + "\n\n")
     # When both are long, they are trimmed to equal length: grounding from its end, context from its start.
     fp = fit_to_window(backend=lm, template=t, grounding="G" * 50 + "H" * 50, context="a" * 50 + "b" * 50, target=y)
-    g_part, c_part = fp.prompt.split("\n")[:2]
+    g_part, c_part = fp.prompt.split("\n\n")[:2]
     assert abs(len(g_part) - len(c_part)) <= 1 and g_part.startswith("G") and c_part.endswith("b")
     untouched = fit_to_window(backend=lm, template=t, grounding="G", context="C", target=y)
-    assert untouched.prompt == "G\nC\n" and untouched.grounding_tokens_dropped == untouched.context_tokens_dropped == 0
+    assert untouched.prompt == "G\n\nC\n\n" and untouched.grounding_tokens_dropped == untouched.context_tokens_dropped == 0
+
+
+def test_west_zs_is_what_the_authors_script_feeds_the_model():
+    """score_zeroshot_gpt2.py: encode "{g}\\n" / "{c}\\n", decode, then format with "{}\\n" again."""
+    lm = DummyLM()  # byte tokenizer: decode(encode(x)) == x, like GPT-2 on plain text
+    g, c, y = "Four miners were stuck.", "The mine collapsed.", "Four miners were freed."
+    gnd = lm.tok_decode(lm.tok_encode("{}\n".format(g)))  # get_truncated_inputs_gpt2_zs
+    ctxt = lm.tok_decode(lm.tok_encode("{}\n".format(c)))
+    script_input = "{}\n".format(gnd) + "{}\n".format(ctxt)  # tokenize_for_gpt2_zs: precontext + context
+    script_target = "{}\n".format(y)
+    fp = fit_to_window(backend=lm, template=get_template("west-zs"), grounding=g, context=c, target=y)
+    assert (fp.prompt, fp.continuation) == (script_input, script_target)
+    assert fit_to_window(backend=lm, template=get_template("single-newline"), grounding=g, context=c, target=y).prompt != script_input

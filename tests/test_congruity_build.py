@@ -55,7 +55,7 @@ def _check_constraints(items, examples):
 @given(seed=st.integers(0, 10_000), n=st.integers(6, 40))
 def test_claim_distractors_satisfy_overlap_constraints(seed, n):
     exs = _corpus(seed, n)
-    items, stats = build_claim_items(examples=exs, seed=seed)
+    items, stats = build_claim_items(examples=exs, seed=seed, nonfactual="neighbour")
     assert stats.n_items == len(items) and stats.n_items + sum(stats.skipped.values()) == len(exs)
     if items:
         _check_constraints(items, exs)
@@ -69,7 +69,7 @@ def test_claim_distractors_satisfy_overlap_constraints(seed, n):
 @given(seed=st.integers(0, 10_000), n=st.integers(6, 40))
 def test_description_distractors_satisfy_overlap_constraints(seed, n):
     exs = _corpus(seed, n)
-    items, _ = build_description_items(examples=exs, seed=seed)
+    items, _ = build_description_items(examples=exs, seed=seed, nonfactual="neighbour")
     if items:
         _check_constraints(items, exs)
         for it in items:
@@ -84,7 +84,7 @@ def test_accurate_claim_is_the_used_claim_with_most_overlap():
                          facts=(Fact(text="journalist", used=True), Fact(text="winner of the Pulitzer Prize", used=True), Fact(text="born in Ohio")))
     others = [CongruityExample(id=str(i), article_id=f"b{i}", entity=f"X{i} Y", context="X , [DESC] .", gold=g, facts=(Fact(text=g, used=True), Fact(text="citizen of Mars")))
               for i, g in enumerate(["drummer", "chef", "banker", "mayor"])]
-    items, _ = build_claim_items(examples=[e, *others], seed=0)
+    items, _ = build_claim_items(examples=[e, *others], seed=0, nonfactual="neighbour")
     assert items[0].id == "1" and items[0].options["accurate"] == "winner of the Pulitzer Prize"
 
 
@@ -120,6 +120,31 @@ def test_real_pomo_claim_items_satisfy_constraints():
     from veridic.congruity.data import load_pomo
 
     exs = load_pomo(split="test", limit=800)
-    items, stats = build_claim_items(examples=exs, seed=0)
+    items, stats = build_claim_items(examples=exs, seed=0, nonfactual="neighbour")
     assert stats.n_items > 700
     _check_constraints(items, exs)
+    # the paper's design: nonfactual = another person of the same article; PoMo rarely has one, so most items drop out
+    strict, st_strict = build_claim_items(examples=exs, seed=0)
+    assert 10 <= st_strict.n_items < 200 and st_strict.skipped["no nonfactual"] > 500
+    assert all(it.source["nonfactual"].startswith("same-article") for it in strict)
+    _check_constraints(strict, exs)
+    by_id = {e.id: e for e in exs}
+    for it in strict:  # the nonfactual option really is about someone the article mentions
+        e = by_id[it.id]
+        assert e.meta["mentioned_entities"] or it.source["nonfactual"] == "same-article"
+
+
+def test_strict_nonfactual_uses_a_person_named_in_the_article_and_drops_the_rest():
+    base = dict(context="Ann Lee , [DESC] , met Bo Ray in Rome .")
+    a = CongruityExample(id="1", article_id="a", entity="Ann Lee", gold="the senator", entity_id="Q1",
+                         facts=(Fact(text="senator", used=True), Fact(text="born in Ohio", used=False)), meta={"mentioned_entities": ["Q2"]}, **base)
+    b = CongruityExample(id="2", article_id="b", entity="Bo Ray", context="Bo Ray , [DESC] , sang .", gold="a drummer", entity_id="Q2",
+                         facts=(Fact(text="drummer", used=True), Fact(text="born in Peru", used=False)))
+    c = CongruityExample(id="3", article_id="c", entity="Cy Dunn", context="Cy Dunn , [DESC] , cooked .", gold="the chef", entity_id="Q3",
+                         facts=(Fact(text="chef", used=True), Fact(text="graduate of Yale", used=False)))
+    items, stats = build_claim_items(examples=[a, b, c], seed=0)
+    assert [it.id for it in items] == ["1"] and items[0].options["nonfactual"] == "drummer"
+    assert items[0].source["nonfactual"] == "same-article-mention" and stats.skipped["no nonfactual"] == 2
+    # the proxy fills the other two from similar contexts instead, and says so
+    proxy, _ = build_claim_items(examples=[a, b, c], seed=0, nonfactual="neighbour")
+    assert {it.source["nonfactual"] for it in proxy if it.id != "1"} == {"neighbour"}

@@ -65,7 +65,7 @@ def test_cli_end_to_end(tmp_path):
     runner = CliRunner()
     data = _fixture(tmp_path)
     items, scores, out = tmp_path / "items.jsonl", tmp_path / "scores.jsonl", tmp_path / "report"
-    r = runner.invoke(app, ["congruity", "build", "--data", str(data), "--task", "claim", "--out", str(items)])
+    r = runner.invoke(app, ["congruity", "build", "--data", str(data), "--task", "claim", "--nonfactual", "neighbour", "--out", str(items)])
     assert r.exit_code == 0, r.output
     assert "claim items from 24 examples" in r.output
     built = [json.loads(x) for x in items.read_text().splitlines()]

@@ -1,4 +1,4 @@
-"""``veridic ablation``: factual ablation, PMI decoding and the synthetic-set builder.
+"""``veridic ablation``: factual ablation, PMI decoding, the synthetic-set builder and loss-truncation fine-tunes.
 
 A thin shell over :mod:`veridic.ablation`; the only place that builds
 backends. The main CLI mounts it with ``app.add_typer(ablation_app, name="ablation")``.
@@ -65,12 +65,12 @@ def _pct(x: float) -> str:
 
 @app.command("run")
 def run(
-    data: Annotated[Path | None, typer.Option("--data", help="Ablation set (default: West et al.'s synthetic set under $VERIDIC_DATA or ../shared/data).")] = None,
+    data: Annotated[Path | None, typer.Option("--data", help="Ablation set (default: West et al.'s synthetic set under $VERIDIC_DATA or ../shared/data), or pomo:<split> (claims with / without the used ones).")] = None,
     model: Annotated[str, typer.Option("--model", help="'embedded' (SmolLM2-135M), 'gemma3-270m', a folder, a .gguf file or a hub id.")] = "embedded",
     margins: Annotated[str, typer.Option("--margins", help="Comma-separated margins in nats; logN allowed (0,log100,log1000).")] = "0,log100,log1000",
     pmi_alpha: Annotated[str, typer.Option("--pmi-alpha", help="PMI weights to score with as well, e.g. 0.1,0.3,0.5 (empty: none).")] = "",
     pmi_mode: Annotated[str, typer.Option("--pmi-mode", help="add, interp or add,interp.")] = "add",
-    template: Annotated[str, typer.Option("--template", help="Prompt template: west-zs (g\\nc\\ny\\n, the authors' script) or labelled.")] = "west-zs",
+    template: Annotated[str, typer.Option("--template", help="Prompt template: west-zs (g\\n\\nc\\n\\n then y\\n, exactly what the authors' script runs), single-newline (g\\nc\\n, veridic before issue 18) or labelled.")] = "west-zs",
     max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Window for grounding+context+target (default: the model's; GPT-2 used 1024).")] = None,
     include_broken: Annotated[bool, typer.Option("--include-broken", help="Keep the synthetic entry the authors' loader skips (id 65).")] = False,
     limit: Annotated[int | None, typer.Option("--limit", help="Score only the first N examples.")] = None,
@@ -93,9 +93,15 @@ def run(
     from veridic.ablation.probe import FactualAblationProbe
 
     try:
-        examples = load_west_synthetic(include_broken=include_broken) if data is None else load_ablation_set(data, include_broken=include_broken)
-        if limit is not None:
-            examples = examples[:limit]
+        if data is not None and str(data).startswith("pomo:"):
+            from veridic.ablation.finetune import pomo_ablation_set
+
+            # PoMo claims with / without the ones the sentence uses; --limit takes a seeded sample.
+            examples = pomo_ablation_set(split=str(data).split(":", 1)[1], limit=limit, seed=seed)
+        else:
+            examples = load_west_synthetic(include_broken=include_broken) if data is None else load_ablation_set(data, include_broken=include_broken)
+            if limit is not None:
+                examples = examples[:limit]
         probe = FactualAblationProbe(
             examples=examples,
             template=template,
@@ -181,6 +187,52 @@ def build(
     except VeridicError as exc:
         _fail(exc)
     typer.echo(f"wrote {n} examples from {result.n_items - result.n_skipped} of {result.n_items} rows to {out} ({result.n_skipped} rows had no shared fact to edit)")
+
+
+@app.command("train")
+def train(
+    variant: Annotated[str, typer.Option("--variant", help="basic (plain fine-tune), lt-basic (loss truncation) or lt-gnd (loss truncation + grounding gain, eq. 3).")],
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Run folder: checkpoints/ and the final model/ (probe it with `ablation run --model <out-dir>/model`).")],
+    data: Annotated[str, typer.Option("--data", help="pomo:<split> (Wikidata claims -> sentence with its post-modifier) or a file with grounding, context, target columns.")] = "pomo:valid",
+    model: Annotated[str, typer.Option("--model", help="Start model: 'embedded' (SmolLM2-135M), a folder or a .gguf file.")] = "embedded",
+    template: Annotated[str, typer.Option("--template", help="Prompt layout (the probe's template, so the model is probed as it was trained).")] = "west-zs",
+    max_steps: Annotated[int, typer.Option("--max-steps", help="Optimisation steps (give every variant the same).")] = 150,
+    max_minutes: Annotated[float, typer.Option("--max-minutes", help="Wall-clock budget; stops cleanly (with a checkpoint) when spent.")] = 8.0,
+    batch_size: Annotated[int, typer.Option("--batch-size")] = 8,
+    max_length: Annotated[int, typer.Option("--max-length", help="Tokens per training sequence (grounding trimmed from its end, context from its start).")] = 256,
+    lr: Annotated[float, typer.Option("--lr")] = 5e-5,
+    warmup_steps: Annotated[int, typer.Option("--warmup-steps", help="Linear warm-up steps (capped at --max-steps - 1; then linear decay to 0 at --max-steps).")] = 10,
+    keep: Annotated[float, typer.Option("--keep", help="Loss truncation: fraction of examples kept by loss (the paper's c = 0.8).")] = 0.8,
+    keep_grounded: Annotated[float, typer.Option("--keep-grounded", help="lt-gnd: fraction kept by grounding gain.")] = 0.8,
+    min_history: Annotated[int, typer.Option("--min-history", help="Losses seen before truncation starts.")] = 64,
+    limit: Annotated[int | None, typer.Option("--limit", help="Use a seeded sample of N training examples.")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    bf16: Annotated[str, typer.Option("--bf16", help="auto (when the CPU has AMX), on or off.")] = "auto",
+    threads: Annotated[int | None, typer.Option("--threads")] = None,
+    resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Continue from the newest checkpoint in --out-dir.")] = True,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = False,
+) -> None:
+    """Fine-tune the LM on grounded data with or without loss truncation (paper 001, §3.3.1)."""
+    from veridic.ablation.finetune import LTTrainConfig, load_grounded, shuffled, train_grounded
+
+    try:
+        if bf16 not in ("auto", "on", "off"):
+            raise ConfigError(f"--bf16 must be auto, on or off; got {bf16!r}.")
+        cfg = LTTrainConfig(variant=variant, model=model, template=template, max_length=max_length, batch_size=batch_size, learning_rate=lr,
+                            max_steps=max_steps, max_minutes=max_minutes, warmup_steps=warmup_steps, keep=keep, keep_grounded=keep_grounded, min_history=min_history, seed=seed,
+                            bf16=None if bf16 == "auto" else bf16 == "on", threads=threads)
+        examples = shuffled(load_grounded(data), seed=seed)
+        if limit is not None:
+            examples = examples[:limit]
+        res = train_grounded(examples=examples, out_dir=out_dir, config=cfg, resume=resume, progress=progress)
+    except VeridicError as exc:
+        _fail(exc)
+    (Path(out_dir) / "train_result.json").write_text(json.dumps(res.to_dict(), indent=2, default=str) + "\n")
+    typer.echo(
+        f"{res.variant}: {res.steps} steps, {res.examples_seen} examples seen, kept {100 * res.kept_fraction:.1f} % "
+        f"(dropped {res.dropped_by_loss} by loss, {res.dropped_by_grounding} by grounding gain) in {res.seconds:.0f} s"
+        + (" (stopped by the time budget)" if res.stopped_by_budget else "") + f"; model -> {res.model_dir}"
+    )
 
 
 @app.command("generate")

@@ -1,18 +1,24 @@
 """Prompt templates for grounded continuation: grounding, context, target.
 
 Prompt building is kept apart from model calls so it can be tested as
-golden strings. The default, ``west-zs``, is the layout of West et al.'s
-zero-shot GPT-2 script: ``"{g}\\n{c}\\n"`` as the prompt and ``"{y}\\n"``
-as the scored continuation. Without grounding (the PMI denominator
+golden strings. The default, ``west-zs``, is exactly what West et al.'s
+zero-shot GPT-2 script (``score_zeroshot_gpt2.py``) feeds the model: it
+encodes ``"{g}\\n"`` and ``"{c}\\n"``, decodes them (after trimming) and
+formats them *again* with ``"{}\\n"``, so the prompt is ``"{g}\\n\\n{c}\\n\\n"``;
+the scored continuation is ``"{y}\\n"``. ``single-newline`` keeps the
+earlier layout ``"{g}\\n{c}\\n"`` (what the script's format string reads
+like, not what it runs). Without grounding (the PMI denominator
 P(y | c)) the grounding and its separator are left out.
 
 >>> t = TEMPLATES["west-zs"]
 >>> t.prompt(grounding="G.", context="C.")
-'G.\\nC.\\n'
+'G.\\n\\nC.\\n\\n'
 >>> t.prompt(grounding=None, context="C.")
-'C.\\n'
+'C.\\n\\n'
 >>> t.continuation(target="Y.")
 'Y.\\n'
+>>> TEMPLATES["single-newline"].prompt(grounding="G.", context="C.")
+'G.\\nC.\\n'
 >>> TEMPLATES["labelled"].prompt(grounding="G.", context="C.")
 'Document: G.\\n\\nArticle: C.'
 """
@@ -56,8 +62,11 @@ class PromptTemplate:
 
 
 TEMPLATES: dict[str, PromptTemplate] = {
-    # West et al.'s score_zeroshot_gpt2.py: grounding, context and target joined by newlines.
-    "west-zs": PromptTemplate(name="west-zs"),
+    # West et al.'s score_zeroshot_gpt2.py as it runs: the trimmed "g\n" and "c\n" are
+    # formatted with "{}\n" a second time, so each block ends in a blank line.
+    "west-zs": PromptTemplate(name="west-zs", grounding_suffix="\n\n", context_suffix="\n\n"),
+    # The layout veridic used before issue 18 (one newline per block); kept for comparison.
+    "single-newline": PromptTemplate(name="single-newline"),
     # Named blocks, for instruction-tuned models that read labels better than bare text.
     "labelled": PromptTemplate(
         name="labelled", grounding_prefix="Document: ", grounding_suffix="\n\n", context_prefix="Article: ", context_suffix="", target_prefix="", target_suffix=""

@@ -17,18 +17,26 @@ The gold description's words are removed from both distractor references.
 
 * ``accurate``: the ``used`` claim with the highest unigram overlap with the gold;
 * ``incongruous``: an unused claim of the entity;
-* ``nonfactual``: a claim supporting another entity's description *in the
-  same article*; PoMo rarely has two entities per article, so the fallback
-  (documented proxy) is the used claim of the entity mentioned in the most
-  similar context of the corpus (TF-IDF cosine over previous + current +
-  next sentence): contextually plausible, but about someone else;
+* ``nonfactual``: a claim of another entity *of the same article*
+  (``nonfactual="same-article"``, the default and the paper's design): the
+  used claim of another described entity of the article, or a claim of
+  another person of the split's Wikidata dump whose name occurs in the
+  article text (``example.meta["mentioned_entities"]``, filled by
+  :func:`~veridic.congruity.data.load_pomo`). PoMo rarely has one, and
+  items without one are **dropped** and counted (``no nonfactual``).
+  ``nonfactual="neighbour"`` is the earlier proxy, kept for comparison and
+  for training data: the used claim of the entity in the most similar
+  context of the corpus (TF-IDF cosine over previous + current + next
+  sentence); such items carry ``source["nonfactual"] == "neighbour"``;
 * ``both``: the used claim of an entity from a random other article.
 
 **Description identification** (:func:`build_description_items`):
 
 * ``accurate``: the gold; ``incongruous``: a description of the same entity
   from another article; ``nonfactual``: a description of another entity of
-  the article (fallback: of the entity in the most similar context);
+  the article (its post-modifiers elsewhere in the split or its Wikidata
+  descriptions; with ``nonfactual="neighbour"``: of the entity in the most
+  similar context);
   ``both``: a description of an entity from a random other article.
 
 **Overlap constraints** (both tasks): every distractor shares no content
@@ -45,7 +53,7 @@ with no valid candidate for some class yields no item (the count is in
 >>> exs = [mk("1", "a", "Ann Lee", "the senator", [("senator", True), ("born in Ohio", False)]),
 ...        mk("2", "b", "Bo Ray", "a drummer", [("drummer", True), ("born in Peru", False)]),
 ...        mk("3", "c", "Cy Dunn", "the chef", [("chef", True), ("graduate of Yale", False)])]
->>> items, stats = build_claim_items(examples=exs, seed=0)
+>>> items, stats = build_claim_items(examples=exs, seed=0, nonfactual="neighbour")  # three one-entity articles
 >>> sorted(items[0].options)
 ['accurate', 'both', 'incongruous', 'nonfactual']
 >>> items[0].options["accurate"], items[0].options["incongruous"]
@@ -69,6 +77,7 @@ from veridic.lexical import content_words, tokens
 
 __all__ = [
     "CLASSES",
+    "NONFACTUAL_SOURCES",
     "REFERENCE_CLASSES",
     "BuildStats",
     "MCItem",
@@ -83,6 +92,8 @@ __all__ = [
 CLASSES = ("accurate", "incongruous", "nonfactual", "both")
 REFERENCE_CLASSES = ("accurate", "incongruous", "nonfactual")
 Task = Literal["claim", "description"]
+NonfactualSource = Literal["same-article", "neighbour"]
+NONFACTUAL_SOURCES = ("same-article", "neighbour")
 
 
 def overlaps(a: str, b: str | set[str]) -> bool:
@@ -114,6 +125,7 @@ class MCItem:
     familiar: bool | None = None
     source: dict[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    next: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -122,7 +134,8 @@ class MCItem:
     def from_dict(cls, d: dict[str, Any]) -> MCItem:
         try:
             return cls(id=str(d["id"]), task=d["task"], entity=d["entity"], left=d["left"], right=d["right"], previous=d.get("previous", ""),
-                       options=dict(d["options"]), familiar=d.get("familiar"), source=dict(d.get("source") or {}), meta=dict(d.get("meta") or {}))
+                       options=dict(d["options"]), familiar=d.get("familiar"), source=dict(d.get("source") or {}), meta=dict(d.get("meta") or {}),
+                       next=str(d.get("next") or ""))
         except KeyError as exc:
             raise InputError(f"An item row needs id, task, entity, left, right and options; {exc.args[0]!r} is missing.") from None
 
@@ -239,11 +252,31 @@ def _pick(cands: Sequence[tuple[str, str]], ok, rng: random.Random, *, ordered: 
     return None
 
 
-def _build(examples: Sequence[CongruityExample], *, task: Task, seed: int, neighbours: int, max_random_tries: int) -> tuple[list[MCItem], BuildStats]:
+def _other_entity_options(examples: Sequence[CongruityExample], *, task: Task) -> dict[str, list[str]]:
+    """Per Wikidata id: what can stand for that person in a slot (used claims first, then the rest; or descriptions)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for e in examples:
+        if not e.entity_id:
+            continue
+        opts = out[e.entity_id]
+        if task == "claim":
+            new = [f.text for f in e.facts if f.used] + [f.text for f in e.facts if not f.used]
+        else:
+            new = [e.gold, *e.kb_descriptions]
+        opts.extend(t for t in new if t not in opts)
+    return out
+
+
+def _build(
+    examples: Sequence[CongruityExample], *, task: Task, seed: int, neighbours: int, max_random_tries: int, nonfactual: NonfactualSource = "same-article"
+) -> tuple[list[MCItem], BuildStats]:
     if not examples:
         raise InputError("No examples to build items from.")
     if neighbours < 1:
         raise ConfigError(f"neighbours must be >= 1; got {neighbours}.")
+    if nonfactual not in NONFACTUAL_SOURCES:
+        raise ConfigError(f"nonfactual must be one of {NONFACTUAL_SOURCES}; got {nonfactual!r}.")
+    by_qid = _other_entity_options(examples, task=task)
     rng = random.Random(seed)
     known = facts_by_entity(examples)
     nbrs = context_neighbours(examples, k=neighbours)
@@ -278,12 +311,16 @@ def _build(examples: Sequence[CongruityExample], *, task: Task, seed: int, neigh
             inc = _pick([(f.text, "unused-claim") for f in e.facts if not f.used], not_gold, rng, ordered=False)
         else:
             inc = _pick([(d, "other-article") for a, d in desc_by_entity[e.entity_key] if a != e.article_id], not_gold, rng, ordered=False)
-        # nonfactual: same article first, then the most similar contexts
+        # nonfactual: another entity of the same article (described in it, or named in its text)
         same = [j for j in by_article[e.article_id] if j != i and examples[j].entity_key != e.entity_key]
         cands = [(answer[j], "same-article") for j in same if answer[j]]
         if task == "description":
             cands += [(d, "same-article") for d in e.other_descriptions]
-        cands += [(answer[j], "neighbour") for j in nbrs[i] if answer[j] and examples[j].entity_key != e.entity_key and examples[j].article_id != e.article_id]
+        for qid in e.meta.get("mentioned_entities") or ():
+            if qid != e.entity_id:
+                cands += [(t, "same-article-mention") for t in by_qid.get(qid, ())]
+        if nonfactual == "neighbour":
+            cands += [(answer[j], "neighbour") for j in nbrs[i] if answer[j] and examples[j].entity_key != e.entity_key and examples[j].article_id != e.article_id]
         nf = _pick(cands, not_target, rng, ordered=True)
         # both: a random other article
         both = None
@@ -310,7 +347,7 @@ def _build(examples: Sequence[CongruityExample], *, task: Task, seed: int, neigh
         src = {"incongruous": inc[1], "nonfactual": nf[1], "both": both[1]}
         stats.sources.update(f"{k}:{v}" for k, v in src.items())
         items.append(
-            MCItem(id=e.id, task=task, entity=e.entity, left=e.left, right=e.right, previous=e.previous, options=opts, familiar=e.familiar,
+            MCItem(id=e.id, task=task, entity=e.entity, left=e.left, right=e.right, previous=e.previous, next=e.next, options=opts, familiar=e.familiar,
                    source=src, meta={"entity": e.entity, "entity_id": e.entity_id, "article_id": e.article_id, "gold": e.gold, "n_mentions": mentions[e.entity_key],
                          "n_claims": e.meta.get("n_claims", len(e.facts)), "summary": e.summary})
         )
@@ -318,11 +355,15 @@ def _build(examples: Sequence[CongruityExample], *, task: Task, seed: int, neigh
     return items, stats
 
 
-def build_claim_items(*, examples: Sequence[CongruityExample], seed: int = 0, neighbours: int = 20, max_random_tries: int = 200) -> tuple[list[MCItem], BuildStats]:
+def build_claim_items(
+    *, examples: Sequence[CongruityExample], seed: int = 0, neighbours: int = 20, max_random_tries: int = 200, nonfactual: NonfactualSource = "same-article"
+) -> tuple[list[MCItem], BuildStats]:
     """Claim-identification items (§2.2) with the overlap constraints of the module docstring."""
-    return _build(examples, task="claim", seed=seed, neighbours=neighbours, max_random_tries=max_random_tries)
+    return _build(examples, task="claim", seed=seed, neighbours=neighbours, max_random_tries=max_random_tries, nonfactual=nonfactual)
 
 
-def build_description_items(*, examples: Sequence[CongruityExample], seed: int = 0, neighbours: int = 20, max_random_tries: int = 200) -> tuple[list[MCItem], BuildStats]:
+def build_description_items(
+    *, examples: Sequence[CongruityExample], seed: int = 0, neighbours: int = 20, max_random_tries: int = 200, nonfactual: NonfactualSource = "same-article"
+) -> tuple[list[MCItem], BuildStats]:
     """Description-identification items (§2.3) with the overlap constraints of the module docstring."""
-    return _build(examples, task="description", seed=seed, neighbours=neighbours, max_random_tries=max_random_tries)
+    return _build(examples, task="description", seed=seed, neighbours=neighbours, max_random_tries=max_random_tries, nonfactual=nonfactual)

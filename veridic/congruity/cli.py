@@ -1,4 +1,4 @@
-"""``veridic congruity build | score | report``: the factual-vs-contextual probe (paper 000).
+"""``veridic congruity build | score | train | report``: the factual-vs-contextual probe (paper 000).
 
 A thin shell over :mod:`veridic.congruity`; the only place that builds
 models. Typical run on PoMo::
@@ -9,6 +9,12 @@ models. Typical run on PoMo::
 
 LM scores are cached (SQLite, :class:`veridic.lm.CachingLM`) next to the
 scores file unless ``--cache`` says otherwise, so re-running is cheap.
+The paper's fine-tuned multiple-choice model (appendix D)::
+
+    veridic congruity build --data pomo:valid --task claim --nonfactual neighbour --out runs/congruity/claim-valid.jsonl
+    veridic congruity train --items runs/congruity/claim-valid.jsonl --out-dir runs/congruity/mc --max-minutes 25
+    veridic congruity score --items runs/congruity/claim.jsonl --model runs/congruity/mc/model --out runs/congruity/claim.mc.scores.jsonl
+
 Generated descriptions are scored with ``build --task references`` and
 ``score --generations gen.jsonl`` (rows ``{"id", "generation"}``).
 """
@@ -61,6 +67,7 @@ def build(
     sample: Annotated[int | None, typer.Option("--sample", help="Keep a seeded random sample of N items (built over the whole corpus first).")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Folder holding pomo/ (default: $VERIDIC_DATA or ../shared/data).")] = None,
+    nonfactual: Annotated[str, typer.Option("--nonfactual", help="same-article (the paper: another person of the article; items without one are dropped) or neighbour (proxy: the entity of the most similar context).")] = "same-article",
 ) -> None:
     """Build multiple-choice items (or reference texts) with the paper's overlap constraints."""
     from veridic.congruity.build import build_claim_items, build_description_items, build_references
@@ -77,13 +84,13 @@ def build(
             stats: dict[str, Any] = {"n_examples": len(examples), "n_items": len(rows)}
         else:
             fn = build_claim_items if task == "claim" else build_description_items
-            items, st = fn(examples=examples, seed=seed)
+            items, st = fn(examples=examples, seed=seed, nonfactual=nonfactual)  # type: ignore[arg-type]
             rows = [it.to_dict() for it in items]
             stats = st.to_dict()
         if sample is not None and sample < len(rows):
             rows = random.Random(seed).sample(rows, sample)
             stats["sampled"] = sample
-        stats.update({"data": data, "task": task, "seed": seed})
+        stats.update({"data": data, "task": task, "seed": seed, "nonfactual": nonfactual})
         _write_jsonl(out, rows)
         from veridic.io.atomic import atomic_write_text
 
@@ -111,7 +118,7 @@ def _build_lm(model: str, *, device: str, batch_size: int, threads: int | None) 
 def score(
     items: Annotated[Path, typer.Option("--items", help="Items JSONL from `build`.")],
     out: Annotated[Path, typer.Option("--out", help="Per-item scores JSONL to write.")],
-    model: Annotated[str, typer.Option("--model", help="'embedded' (SmolLM2-135M), 'dummy' (tests), a folder, a .gguf file or a hub id.")] = "embedded",
+    model: Annotated[str, typer.Option("--model", help="'embedded' (SmolLM2-135M, zero-shot), a model folder from `congruity train` (fine-tuned multiple-choice encoder), 'dummy' (tests), a causal-LM folder, a .gguf file or a hub id.")] = "embedded",
     cache: Annotated[Path | None, typer.Option("--cache", help="SQLite LM cache (default: <out>.lmcache.sqlite).")] = None,
     normalization: Annotated[str, typer.Option("--normalization", help="per_byte (default) or sum.")] = "per_byte",
     previous: Annotated[bool, typer.Option("--previous/--no-previous", help="Condition on the previous sentence too.")] = True,
@@ -145,23 +152,37 @@ def score(
 
             if normalization not in NORMALIZATIONS:
                 raise ConfigError(f"--normalization must be one of {NORMALIZATIONS}; got {normalization!r}.")
-            if model == "dummy":
-                from veridic.lm.dummy import DummyLM
-
-                inner: Any = DummyLM()
-            else:
-                inner = _build_lm(model, device=device, batch_size=batch_size, threads=threads)
-            lm = CachingLM(inner, path=cache or Path(str(out) + ".lmcache.sqlite"))
+            from veridic.congruity.mc import is_mc_model
 
             def tick(done: int, total: int) -> None:
                 if progress:
                     el = time.perf_counter() - t0
                     typer.echo(f"  {done}/{total} items, {el:.0f} s ({el / done:.2f} s/item)", err=True)
 
-            scored = rank_items(items=its, backend=lm, normalization=normalization, with_previous=previous, chunk_size=16, on_chunk=tick)  # type: ignore[arg-type]
+            if is_mc_model(model):
+                # A fine-tuned multiple-choice encoder (`veridic congruity train`): it reads the masked
+                # article (previous, current and next sentence) and scores each option with its head.
+                from veridic.congruity.mc import MCScorer
+
+                if threads:
+                    import torch
+
+                    torch.set_num_threads(threads)
+                mc = MCScorer(model, batch_size=batch_size, device=device)
+                scored = mc.score(its, on_batch=tick)
+                meta = {"model": mc.describe(), "config": {"scores": "multiple-choice logits", "context": "previous + masked sentence + next", "items": str(items)}}
+            else:
+                if model == "dummy":
+                    from veridic.lm.dummy import DummyLM
+
+                    inner: Any = DummyLM()
+                else:
+                    inner = _build_lm(model, device=device, batch_size=batch_size, threads=threads)
+                lm = CachingLM(inner, path=cache or Path(str(out) + ".lmcache.sqlite"))
+                scored = rank_items(items=its, backend=lm, normalization=normalization, with_previous=previous, chunk_size=16, on_chunk=tick)  # type: ignore[arg-type]
+                meta = {"model": inner.describe(), "config": {"normalization": normalization, "previous_sentence": previous, "items": str(items)},
+                        "cache": {"hits": lm.hits, "misses": lm.misses}}
             out_rows = [s.to_dict() for s in scored]
-            meta = {"model": inner.describe(), "config": {"normalization": normalization, "previous_sentence": previous, "items": str(items)},
-                    "cache": {"hits": lm.hits, "misses": lm.misses}}
         _write_jsonl(out, out_rows)
         meta["seconds"] = round(time.perf_counter() - t0, 1)
         meta["n_items"] = len(rows)
@@ -174,6 +195,45 @@ def score(
     except VeridicError as exc:
         _fail(exc)
     typer.echo(f"scored {len(rows)} items in {meta['seconds']:.0f} s -> {out}")
+
+
+@app.command("train")
+def train(
+    items: Annotated[list[Path], typer.Option("--items", help="Training items JSONL from `build` (repeat for several files, e.g. claim and description).")],
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Run folder: checkpoints/ and the final model/ (score with `score --model <out-dir>/model`).")],
+    model: Annotated[str, typer.Option("--model", help="Encoder to fine-tune: minilm (the packaged all-MiniLM-L6-v2) or a save_pretrained() folder.")] = "minilm",
+    max_minutes: Annotated[float, typer.Option("--max-minutes", help="Wall-clock budget for training; stops cleanly (with a checkpoint) when spent.")] = 25.0,
+    epochs: Annotated[float, typer.Option("--epochs")] = 1.0,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", help="Cap on optimisation steps (default: from --epochs).")] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Items per step (each item has 4 options).")] = 8,
+    max_length: Annotated[int, typer.Option("--max-length", help="Tokens per (article, option) pair; the article is truncated first.")] = 256,
+    lr: Annotated[float, typer.Option("--lr")] = 5e-5,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    save_steps: Annotated[int, typer.Option("--save-steps")] = 100,
+    bf16: Annotated[str, typer.Option("--bf16", help="auto (when the CPU has AMX), on or off.")] = "auto",
+    threads: Annotated[int | None, typer.Option("--threads")] = None,
+    resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Continue from the newest checkpoint in --out-dir.")] = True,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = False,
+) -> None:
+    """Fine-tune a multiple-choice encoder on claim / description items (paper 000, appendix D)."""
+    from veridic.congruity.build import MCItem
+    from veridic.congruity.mc import MCTrainConfig, train_multiple_choice
+
+    try:
+        if bf16 not in ("auto", "on", "off"):
+            raise ConfigError(f"--bf16 must be auto, on or off; got {bf16!r}.")
+        cfg = MCTrainConfig(model=model, max_length=max_length, batch_size=batch_size, learning_rate=lr, epochs=epochs, max_steps=max_steps,
+                            max_minutes=max_minutes, seed=seed, bf16=None if bf16 == "auto" else bf16 == "on", save_steps=save_steps, threads=threads)
+        its = [MCItem.from_dict(r) for path in items for r in _read_jsonl(path)]
+        if not its:
+            raise InputError(f"{', '.join(map(str, items))} hold no items.")
+        res = train_multiple_choice(items=its, out_dir=out_dir, config=cfg, resume=resume, progress=progress)
+    except VeridicError as exc:
+        _fail(exc)
+    typer.echo(
+        f"trained {res.steps} steps ({res.epochs_done:g} epochs over {res.train_items} items) in {res.seconds:.0f} s"
+        + (" (stopped by the time budget)" if res.stopped_by_budget else "") + f"; model -> {res.model_dir}"
+    )
 
 
 @app.command("report")

