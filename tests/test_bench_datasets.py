@@ -89,11 +89,12 @@ def test_same_dataset_name_from_two_files_is_refused(tmp_path):
         load_datasets(specs=[str(tmp_path)])
 
 
-def test_dev_group_resolves_to_the_six_shared_files():
+def test_dev_group_resolves_to_the_seven_shared_files():
     from veridic.bench.datasets import default_bench_dir
 
     if not default_bench_dir().is_dir():
         pytest.skip(f"shared data not present at {default_bench_dir()}")
     files = resolve_data_spec("dev")
-    assert len(files) == 6 and all(f.suffix == ".jsonl" for f in files)
+    assert len(files) == 7 and all(f.suffix == ".jsonl" for f in files)
+    assert default_bench_dir() / "tofueval_meetb_dev.jsonl" in files
     assert resolve_data_spec("wice_dev") == [default_bench_dir() / "wice_dev.jsonl"]
