@@ -159,6 +159,8 @@ if typer is not None:
                 check_output(output)  # before the model loads: a bad -o fails in milliseconds
             if engine not in ("local", "ray"):
                 raise VeridicError(f"--engine must be 'local' or 'ray'; got {engine!r}.")
+            if engine == "ray" and input is None:
+                raise VeridicError("--engine ray scores a file (--input/--output); for one pair leave --engine out.")
             if fmt is not None and fmt not in _FORMATS:
                 raise VeridicError(f"--format must be one of {', '.join(_FORMATS)}; got {fmt!r}.")
             if input is None:
