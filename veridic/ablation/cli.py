@@ -207,7 +207,7 @@ def train(
     min_history: Annotated[int, typer.Option("--min-history", help="Losses seen before truncation starts.")] = 64,
     limit: Annotated[int | None, typer.Option("--limit", help="Use a seeded sample of N training examples.")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
-    bf16: Annotated[str, typer.Option("--bf16", help="auto (when the CPU has AMX), on or off.")] = "auto",
+    bf16: Annotated[str, typer.Option("--bf16", help="auto (when the CPU has native bf16: AMX or AVX512-BF16), on or off.")] = "auto",
     threads: Annotated[int | None, typer.Option("--threads")] = None,
     resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Continue from the newest checkpoint in --out-dir.")] = True,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = False,
@@ -227,7 +227,9 @@ def train(
         res = train_grounded(examples=examples, out_dir=out_dir, config=cfg, resume=resume, progress=progress)
     except VeridicError as exc:
         _fail(exc)
-    (Path(out_dir) / "train_result.json").write_text(json.dumps(res.to_dict(), indent=2, default=str) + "\n")
+    from veridic.io.atomic import atomic_write_text
+
+    atomic_write_text(Path(out_dir) / "train_result.json", json.dumps(res.to_dict(), indent=2, default=str) + "\n")
     typer.echo(
         f"{res.variant}: {res.steps} steps, {res.examples_seen} examples seen, kept {100 * res.kept_fraction:.1f} % "
         f"(dropped {res.dropped_by_loss} by loss, {res.dropped_by_grounding} by grounding gain) in {res.seconds:.0f} s"

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import time
 from collections.abc import Sequence
@@ -48,6 +47,7 @@ from typing import Any
 
 from veridic.ablation.loss_truncation import GroundedLossTruncator, LossTruncator, sequence_losses, truncated_mean
 from veridic.ablation.templates import PromptTemplate, fit_to_window, get_template
+from veridic.nli.backend import cpu_supports_bf16
 from veridic.errors import ConfigError, DataFormatError, InputError
 
 __all__ = ["VARIANTS", "GroundedExample", "LTTrainConfig", "LTTrainResult", "load_grounded", "pomo_ablation_set", "pomo_grounded_examples", "train_grounded"]
@@ -349,7 +349,7 @@ def train_grounded(*, examples: Sequence[GroundedExample], out_dir: str | Path, 
         truncator = GroundedLossTruncator(keep=config.keep, keep_grounded=config.keep_grounded, window=config.window, min_history=config.min_history)
         reference, _, _, _, _ = _load_start(config.model)
         reference.eval().requires_grad_(False)
-    bf16 = _amx() if config.bf16 is None else config.bf16
+    bf16 = cpu_supports_bf16() if config.bf16 is None else config.bf16
     args = TrainingArguments(
         output_dir=str(out / "checkpoints"),
         per_device_train_batch_size=config.batch_size,
@@ -401,16 +401,10 @@ def train_grounded(*, examples: Sequence[GroundedExample], out_dir: str | Path, 
                 "resumed_from": ck, "reference_for_gain": "frozen copy of the start model, grounding removed" if grounded else None},
     )
     info = {"name": f"{Path(str(config.model)).name}-{config.variant}", "start_token": start_tok, "fine_tune": res.to_dict()}
-    tmp = final / "veridic_model.json.tmp"
-    tmp.write_text(json.dumps(info, indent=2, default=str) + "\n")
-    os.replace(tmp, final / "veridic_model.json")
+    from veridic.io.atomic import atomic_write_text
+
+    atomic_write_text(final / "veridic_model.json", json.dumps(info, indent=2, default=str) + "\n")
     return res
-
-
-def _amx() -> bool:
-    from veridic.congruity.mc import _amx as amx
-
-    return amx()
 
 
 def shuffled(examples: Sequence[GroundedExample], *, seed: int) -> list[GroundedExample]:

@@ -210,7 +210,7 @@ def train(
     lr: Annotated[float, typer.Option("--lr")] = 5e-5,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     save_steps: Annotated[int, typer.Option("--save-steps")] = 100,
-    bf16: Annotated[str, typer.Option("--bf16", help="auto (when the CPU has AMX), on or off.")] = "auto",
+    bf16: Annotated[str, typer.Option("--bf16", help="auto (when the CPU has native bf16: AMX or AVX512-BF16), on or off.")] = "auto",
     threads: Annotated[int | None, typer.Option("--threads")] = None,
     resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Continue from the newest checkpoint in --out-dir.")] = True,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = False,

@@ -36,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -45,6 +44,7 @@ from typing import Any
 
 from veridic.congruity.build import CLASSES, MCItem
 from veridic.congruity.ranking import ItemScores
+from veridic.nli.backend import cpu_supports_bf16
 from veridic.errors import ConfigError, InputError, ModelLoadError
 
 __all__ = ["MC_MARKER", "MCScorer", "MCTrainConfig", "MCTrainResult", "is_mc_model", "item_pairs", "packaged_minilm", "train_multiple_choice"]
@@ -96,15 +96,6 @@ def _classes(items: Sequence[MCItem]) -> list[str]:
         if "accurate" not in it.options:
             raise InputError(f"Item {it.id} has no 'accurate' option to train on.")
     return [c for c in CLASSES if c in first] + [c for c in first if c not in CLASSES]
-
-
-def _amx() -> bool:
-    # bf16 autocast is 2-4x faster than fp32 only where the CPU has AMX; elsewhere it is slower.
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            return "amx_bf16" in fh.read()
-    except OSError:
-        return False
 
 
 @dataclass(frozen=True)
@@ -225,7 +216,7 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
     data = _Features(items, tok, max_length=config.max_length, classes=classes)
     steps_per_epoch = math.ceil(len(data) / config.batch_size)
     total = config.max_steps or max(1, math.ceil(steps_per_epoch * config.epochs))
-    bf16 = _amx() if config.bf16 is None else config.bf16
+    bf16 = cpu_supports_bf16() if config.bf16 is None else config.bf16
     args = TrainingArguments(
         output_dir=str(out / "checkpoints"),
         per_device_train_batch_size=config.batch_size,
@@ -268,9 +259,9 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
         config={**asdict(config), "backbone": str(src), "classes": classes, "bf16": bf16, "train_items_sha256_12": _hash_items(items),
                 "tasks": sorted({it.task for it in items}), "resumed_from": ck, "planned_steps": total},
     )
-    tmp = final / (MC_MARKER + ".tmp")
-    tmp.write_text(json.dumps(res.to_dict(), indent=2) + "\n")
-    os.replace(tmp, final / MC_MARKER)
+    from veridic.io.atomic import atomic_write_text
+
+    atomic_write_text(final / MC_MARKER, json.dumps(res.to_dict(), indent=2) + "\n")
     return res
 
 
@@ -296,7 +287,7 @@ class MCScorer:
         self.device = device
         self.batch_size = batch_size
         self.max_length = int(max_length or self.info.get("config", {}).get("max_length", 256))
-        self.bf16 = _amx() if bf16 is None else bf16
+        self.bf16 = cpu_supports_bf16() if bf16 is None else bf16
         self.path = path
         self._torch = torch
 

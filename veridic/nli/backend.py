@@ -32,6 +32,7 @@ from veridic.errors import ConfigError, InputError, MissingDependencyError, Mode
 from veridic.nli.labels import LabelMap
 
 __all__ = [
+    "cpu_supports_bf16",
     "NLIBackend",
     "TorchNLIBackend",
     "OnnxNLIBackend",
@@ -136,7 +137,12 @@ def _quiet_transformers() -> None:
         pass
 
 
-def _cpu_has_fast_bf16() -> bool:
+def cpu_supports_bf16() -> bool:
+    """True when the CPU has native bf16 matrix units (AMX or AVX512-BF16).
+
+    Without them bf16 autocast is emulated and slower than fp32. One check for inference and
+    for every trainer (NLI, congruity multiple choice, loss-truncation fine-tunes).
+    """
     try:
         flags = Path("/proc/cpuinfo").read_text()
     except OSError:
@@ -245,7 +251,7 @@ class TorchNLIBackend(_TokenizerMixin):
         self.device = torch.device(device)
         self.model.to(self.device).eval()
         if dtype == "auto":
-            dtype = "bfloat16" if (self.device.type == "cpu" and _cpu_has_fast_bf16()) or self.device.type == "cuda" else "float32"
+            dtype = "bfloat16" if (self.device.type == "cpu" and cpu_supports_bf16()) or self.device.type == "cuda" else "float32"
         self.dtype = dtype
         self.batch_size = batch_size
         cfg = self.model.config

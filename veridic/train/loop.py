@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from veridic.nli.backend import cpu_supports_bf16  # re-exported: the trainer's precision choice
 from veridic.errors import ConfigError, InputError, did_you_mean
 from veridic.train.backbones import BACKBONE_PREFIX, backbone_dir
 
@@ -292,18 +293,6 @@ def config_hash(cfg: TrainConfig) -> str:
 
 
 # --------------------------------------------------------------------- helpers
-def cpu_supports_bf16() -> bool:
-    """True when the CPU has native bf16 matrix units (AMX or AVX512-BF16).
-
-    Without them bf16 autocast is emulated and slower than fp32.
-    """
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
-
-
 def resolve_device(device: str, *, check: bool = True) -> str:
     """``auto`` → ``cuda`` when available else ``cpu``; ``cuda`` without CUDA is an error.
 
@@ -808,7 +797,9 @@ class Trainer:
             summary["versions"] = {"torch": torch.__version__, "transformers": transformers.__version__}
         except ImportError:  # pragma: no cover
             pass
-        (self.out / "training_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        from veridic.io.atomic import atomic_write_text
+
+        atomic_write_text(self.out / "training_summary.json", json.dumps(summary, indent=2))
         self._log({"final": str(final), "step": step, "stopped_by": stopped_by,
                    "heldout_accuracy_3way": held.get("accuracy_3way"),
                    "heldout_accuracy_2way": held.get("accuracy_2way"),
