@@ -149,11 +149,9 @@ def _phrase_head_ok(tok: Any) -> bool:
 
 
 def _as_subject(text: str, tok: Any, *, sentence_start: bool) -> str:
-    low = text.lower()
+    """``text`` (the phrase of ``tok``) moved into subject position: pronouns take the subject case."""
     if tok.pos_ == "PRON":
-        text = _OBJ_TO_SUBJ.get(low, text)
-    elif not sentence_start and tok.left_edge.pos_ not in {"PROPN"} and text[:1].isupper() and not text[:2].isupper():
-        pass
+        text = _OBJ_TO_SUBJ.get(text.lower(), text)
     return text[:1].upper() + text[1:] if sentence_start else text
 
 
@@ -275,12 +273,7 @@ def rule_role_swap(doc: Any, *, symmetric: bool) -> tuple[str, dict[str, Any]] |
         if at.lower() == bt.lower():
             return None
         start = a[0] == 0
-        new_subj = _as_subject(_as_object(bt, obj, was_start=False) if obj.pos_ != "PRON" else bt, obj, sentence_start=start)
-        new_obj = _as_object(at, subj, was_start=start)
-        if obj.pos_ == "PRON":
-            new_subj = _OBJ_TO_SUBJ.get(bt.lower(), bt)
-            new_subj = new_subj[:1].upper() + new_subj[1:] if start else new_subj
-        out = _swap_spans(text, a, b, new_obj, new_subj)
+        out = _swap_spans(text, a, b, _as_object(at, subj, was_start=start), _as_subject(bt, obj, sentence_start=start))
         return out, {"verb": verb.lemma_, "subject": at, "object": bt, "voice": "active"}
     pa = _passive(doc)
     if pa is None or symmetric:
@@ -295,13 +288,9 @@ def rule_role_swap(doc: Any, *, symmetric: bool) -> tuple[str, dict[str, Any]] |
     if at.lower() == bt.lower():
         return None
     start = a[0] == 0
-    new_subj = _OBJ_TO_SUBJ.get(bt.lower(), bt) if agent.pos_ == "PRON" else bt
-    if start:
-        new_subj = new_subj[:1].upper() + new_subj[1:]
-    new_agent = _as_object(at, subj, was_start=start)
     if _is_plural(agent) != _is_plural(subj):
         return None  # "was/were" would disagree with the new subject
-    out = _swap_spans(text, a, b, new_agent, new_subj)
+    out = _swap_spans(text, a, b, _as_object(at, subj, was_start=start), _as_subject(bt, agent, sentence_start=start))
     return out, {"verb": verb.lemma_, "subject": at, "object": bt, "voice": "passive"}
 
 
@@ -332,20 +321,9 @@ def rule_voice(doc: Any, *, keep_roles: bool) -> tuple[str, dict[str, Any]] | No
         patient, patient_tok, agent, agent_tok = bt, obj, at, subj
     else:
         patient, patient_tok, agent, agent_tok = at, subj, bt, obj
-    if patient_tok.pos_ == "PRON":
-        patient = _OBJ_TO_SUBJ.get(patient.lower(), patient)
-    elif patient_tok is obj and patient_tok.left_edge.pos_ != "PROPN" and not start:
-        pass
-    if start or not prefix.strip():
-        patient = patient[:1].upper() + patient[1:]
+    patient = _as_subject(patient, patient_tok, sentence_start=not prefix.strip())
     agent = _as_object(agent, agent_tok, was_start=agent_tok is subj and start)
-    if not keep_roles and agent_tok is obj and agent_tok.pos_ == "PRON":
-        agent = _SUBJ_TO_OBJ.get(agent.lower(), agent)
-    be = "were" if _is_plural(patient_tok) else "was"
-    if patient_tok.pos_ == "PRON" and patient.lower() in {"i"}:
-        be = "was"
-    if patient_tok.pos_ == "PRON" and patient.lower() == "you":
-        be = "were"
+    be = "were" if _is_plural(patient_tok) or (patient_tok.pos_ == "PRON" and patient.lower() == "you") else "was"
     out = f"{prefix}{patient} {be} {pp} by {agent}{rest}"
     return out, {"verb": verb.lemma_, "subject": at, "object": bt}
 
@@ -546,13 +524,8 @@ def rule_clause_reorder(doc: Any) -> tuple[str, dict[str, Any]] | None:
         nxt = doc[comma.i + 1]
         if nxt.dep_ in {"nsubj", "nsubjpass"} or nxt.head.dep_ in {"nsubj", "nsubjpass"} and nxt.i < root.i:
             fronted = text[: comma.idx]
-            keep_cap = first.pos_ == "PROPN" or first.ent_type_ in {"DATE", "GPE", "ORG", "PERSON"} and first.pos_ == "PROPN"
-            fronted = fronted if keep_cap else fronted[:1].lower() + fronted[1:]
+            fronted = fronted if first.pos_ == "PROPN" else fronted[:1].lower() + fronted[1:]
             rest = body[comma.idx + 1:].strip()
-            if nxt.pos_ != "PROPN" and not nxt.text.isupper() and nxt.text != "I":
-                rest = rest[:1].lower() + rest[1:]
-            else:
-                rest = rest[:1].upper() + rest[1:]
             if "," in rest or '"' in rest:
                 return None
             out = f"{rest[:1].upper()}{rest[1:]} {fronted}{punct}"
