@@ -127,6 +127,7 @@ def write_contrast_report(*, result: Any, scorers: Sequence[Any], out_dir: str |
     threshold; scorers without one (word overlap, score files) at their oracle threshold.
     Returns the written paths (empty when the run held no contrast data).
     """
+    from veridic.config import SCALES
     from veridic.io.atomic import atomic_write_text
 
     suites = [ds for ds in result.datasets if _is_suite(ds)]
@@ -139,14 +140,13 @@ def write_contrast_report(*, result: Any, scorers: Sequence[Any], out_dir: str |
           "threshold. Scorers with their own decision threshold use it; the others (word overlap) get the threshold "
           "with the best balanced accuracy on the whole suite, an oracle that flatters them.", ""]
     for ds in suites:
-        rows = [r for r in load_suite_rules(ds.path) if r["id"] in {e.id for e in ds.examples}]
+        ids = {e.id for e in ds.examples}
+        rows = [r for r in load_suite_rules(ds.path) if r["id"] in ids]
         per: dict[str, Any] = {}
         for name in result.scorer_names:
             run = result.results[(ds.name, name)].run
             scores = {i: float(s) for i, s in zip(run.ids, run.scores)}
             sc = by_name.get(name)
-            from veridic.config import SCALES
-
             cfg = getattr(sc, "config", None)
             # Only methods with a defined scale (e, e-c, hybrid) have a meaningful threshold of their own.
             natural = cfg is not None and getattr(cfg, "method", None) in SCALES and getattr(sc, "threshold", None) is not None

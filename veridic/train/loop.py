@@ -515,8 +515,6 @@ class Trainer:
 
     def _check_inputs(self) -> None:
         """Fail before any work on a missing backbone or data file (not an hour into training)."""
-        from veridic.errors import InputError as _InputError
-
         self._model_path()
         cfg = self.cfg
         missing = []
@@ -530,7 +528,7 @@ class Trainer:
             missing += [f"synthetic.sources: {self.data_dir / s.path}" for s in cfg.synthetic.sources
                         if not (self.data_dir / s.path).exists()]
         if missing:
-            raise _InputError("training data not found:\n  " + "\n  ".join(missing)
+            raise InputError("training data not found:\n  " + "\n  ".join(missing)
                               + f"\n(data dir: {self.data_dir}; set $VERIDIC_DATA or --data-dir)")
 
     def _collate(self, idx: list[int], tokenizer: Any) -> dict[str, Any]:
