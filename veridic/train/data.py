@@ -293,12 +293,22 @@ def build_contrast_examples(contrast_cfg: Any, *, data_dir: Path, out_dir: Path,
                               max_sentences=contrast_cfg.max_sentences, n_process=contrast_cfg.n_process,
                               progress=progress)
         built = True
-    rows = read_contrast_corpus(path)
+    rows = list(read_contrast_corpus(path))
+    for extra in getattr(contrast_cfg, "extra_corpora", None) or []:
+        p = Path(extra) if Path(extra).is_absolute() else out_dir / extra
+        if not p.exists():
+            raise InputError(f"contrast.extra_corpora: {p} does not exist; build it with `veridic synth frames -o {p}`")
+        rows.extend(read_contrast_corpus(p))
+    reverse = set(getattr(contrast_cfg, "reverse_rules", None) or [])
     by_rule: dict[str, list[Mapping[str, Any]]] = {}
     held: dict[str, list[Example]] = {}
     for r in rows:
         if r["split"] == "train":
             by_rule.setdefault(r["rule"], []).append(r)
+            # Only single-sentence premises: a longer premise exchanged into the hypothesis
+            # would state more than the rewrite, and the label would no longer hold.
+            if r["rule"] in reverse and r["premise"].strip() == str(r.get("original", "")).strip():
+                by_rule[r["rule"]].append({**r, "premise": r["hypothesis"], "hypothesis": r["premise"]})
         else:
             lab = 0 if r["label"] == "entailment" else NOT_ENTAILMENT
             held.setdefault(r["rule"], []).append(Example(r["premise"], r["hypothesis"], lab, "contrast:" + r["rule"]))

@@ -124,6 +124,12 @@ class ContrastConfig:
     n_process: int = 1
     per_rule: dict[str, int] = field(default_factory=dict)  # rule -> max training pairs ({} -> all)
     eval_per_rule: int = 200  # held-back pairs evaluated per rule at export
+    # Further corpora in the same schema (e.g. `veridic synth frames`), read beside `corpus`;
+    # they must exist (never built here).
+    extra_corpora: list[str] = field(default_factory=list)
+    # Rules whose single-sentence pairs are also trained with premise and hypothesis exchanged
+    # (the label survives the exchange for these; see veridic.synth.contrast.REVERSIBLE_RULES).
+    reverse_rules: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -254,6 +260,12 @@ def _validate(cfg: TrainConfig) -> None:
                               + did_you_mean(rule, RULES))
         if not isinstance(n, int) or n < 0:
             raise ConfigError(f"contrast.per_rule.{rule}: expected a non-negative integer, got {n!r}")
+    from veridic.synth.contrast import REVERSIBLE_RULES
+
+    for rule in cfg.contrast.reverse_rules:
+        if rule not in REVERSIBLE_RULES:
+            raise ConfigError(f"contrast.reverse_rules: {rule!r} cannot be reversed (its label does not survive "
+                              f"exchanging premise and hypothesis); expected some of {sorted(REVERSIBLE_RULES)}")
     resolve_device(cfg.runtime.device, check=False)
     if cfg.model.max_length < 16:
         raise ConfigError(f"model.max_length: expected >= 16, got {cfg.model.max_length}")
@@ -289,6 +301,10 @@ def config_hash(cfg: TrainConfig) -> str:
     d.pop("runtime", None)
     if not d["contrast"]["enabled"]:
         d.pop("contrast")  # configs written before the section existed keep their hash
+    else:
+        for key in ("extra_corpora", "reverse_rules"):  # same for configs written before these options
+            if not d["contrast"][key]:
+                d["contrast"].pop(key)
     return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -527,6 +543,11 @@ class Trainer:
         if cfg.synthetic.enabled:
             missing += [f"synthetic.sources: {self.data_dir / s.path}" for s in cfg.synthetic.sources
                         if not (self.data_dir / s.path).exists()]
+        if cfg.contrast.enabled:
+            for extra in cfg.contrast.extra_corpora:
+                p = Path(extra) if Path(extra).is_absolute() else self.out / extra
+                if not p.exists():
+                    missing.append(f"contrast.extra_corpora: {p} (build it with `veridic synth frames -o {p}`)")
         if missing:
             raise InputError("training data not found:\n  " + "\n  ".join(missing)
                               + f"\n(data dir: {self.data_dir}; set $VERIDIC_DATA or --data-dir)")
