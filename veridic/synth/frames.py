@@ -40,7 +40,7 @@ __all__ = ["FRAME_RULES", "FramePair", "generate_frame_pairs", "names_from_docum
 
 #: the contrast rules frames produce (same names and labels as :data:`veridic.synth.contrast.RULE_LABELS`)
 FRAME_RULES = ("role_swap", "voice_role_change", "passive_keep_roles", "symmetric_swap", "converse",
-               "relation_reversal", "clause_reorder", "entity_substitution")
+               "relation_reversal", "clause_reorder", "entity_substitution", "compression")
 
 _TIME = ["", "", " in 2006", " in March 2019", " on Tuesday", " last year", " in 1998", " on 4 May 2012",
          " earlier this month", " in the spring of 2015", " after months of talks", " in 2021"]
@@ -245,16 +245,26 @@ def _pairs_for(fam: str, spec: Any, rng: random.Random, names: Mapping[str, Sequ
     elif fam == "asym_trans":
         past, part, _ = spec
         active, passive = f"{a} {past} {b}{when}.", f"{b} was {part} by {a}{when}."
+        # Every surface pairing (active→active, passive→passive, agentless passives) gets both
+        # labels; otherwise "a passive hypothesis over a passive premise" alone predicts the label.
+        cands.append((f"{b} was {part}{when}.", "entailment", "compression"))
+        cands.append((f"{a} was {part}{when}.", "not_entailment", "voice_role_change"))
+        if when:
+            front = f"{when.strip()[:1].upper()}{when.strip()[1:]}, "
         if rng.random() < 0.5:
             sent = active
             cands.append((passive, "entailment", "passive_keep_roles"))
             cands.append((f"{b} {past} {a}{when}.", "not_entailment", "role_swap"))
             cands.append((f"{a} was {part} by {b}{when}.", "not_entailment", "voice_role_change"))
+            if when:
+                cands.append((f"{front}{a} {past} {b}.", "entailment", "clause_reorder"))
         else:
             sent = passive
             cands.append((active, "entailment", "passive_keep_roles"))
             cands.append((f"{b} {past} {a}{when}.", "not_entailment", "voice_role_change"))
             cands.append((f"{a} was {part} by {b}{when}.", "not_entailment", "role_swap"))
+            if when:
+                cands.append((f"{front}{b} was {part} by {a}.", "entailment", "clause_reorder"))
         pred = past
     elif fam in {"sym_prep", "asym_prep"}:
         pred, _ = spec
