@@ -88,7 +88,6 @@ def load_scorer(
     cfg = resolve_config(config, **options)
     if not get_method(cfg.method).needs_backend:
         return build_scorer(cfg)
-    check_device(device)
-    check_dtype(dtype)
+    check_dtype(dtype, device=check_device(device))
     load = cached_backend if reuse else load_backend
     return build_scorer(cfg, backend=load(model, kind=backend, device=device, dtype=dtype, batch_size=batch_size))

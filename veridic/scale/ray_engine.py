@@ -198,8 +198,7 @@ def score_file_ray(
     from veridic.registry import resolve_config
 
     cfg = resolve_config(config, **options)
-    check_device(device)
-    check_dtype(dtype)
+    check_dtype(dtype, device=check_device(device))
     if torch_threads is None:
         try:
             import torch

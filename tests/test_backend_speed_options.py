@@ -1,0 +1,101 @@
+"""The backend's speed options: int8 (torch dynamic quantisation, the ONNX int8 file), one pair per call for
+quantised models (scores independent of batch mates) and running repeated pairs once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from veridic.errors import ConfigError
+
+PREM = ["The company hired 200 engineers in 2023.", "A cat sat on the mat.", "Short.", "Paris is in France, said the mayor of paris."]
+HYP = ["The company laid off engineers.", "A cat sat.", "A much longer hypothesis than its premise.", "Paris is in Spain."]
+
+
+@pytest.fixture(scope="module")
+def int8_backend(tiny_nli_dir):
+    from veridic.nli import load_backend
+
+    return load_backend(tiny_nli_dir, dtype="int8", batch_size=8)
+
+
+def test_int8_quantises_the_linear_layers_and_stays_close_to_float32(int8_backend, tiny_backend):
+    import torch
+
+    quantised = [m for m in int8_backend.model.modules() if type(m).__module__.startswith("torch.ao.nn.quantized")]
+    assert quantised, "no Linear layer was quantised"
+    assert not any(type(m) is torch.nn.Linear for m in int8_backend.model.modules())
+    assert int8_backend.describe()["dtype"] == "int8"
+    ref = tiny_backend.predict(PREM, HYP)
+    got = int8_backend.predict(PREM, HYP)
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(got, ref, atol=0.05)
+    assert not np.array_equal(got, ref)  # it really runs the quantised weights
+
+
+def test_int8_scores_of_a_pair_do_not_depend_on_its_batch_mates(int8_backend):
+    together = int8_backend.predict(PREM, HYP)
+    for i in range(len(PREM)):
+        alone = int8_backend.predict([PREM[i]], [HYP[i]])
+        np.testing.assert_array_equal(alone[0], together[i])
+    assert int8_backend._batches([5, 3, 9], 8) == [[1], [0], [2]]
+
+
+def test_int8_keeps_mc_dropout(int8_backend):
+    a = int8_backend.predict(PREM[:2], HYP[:2], mc_samples=4, seed=1)
+    b = int8_backend.predict(PREM[:2], HYP[:2], mc_samples=4, seed=1)
+    assert a.shape == (2, 4, 3)
+    np.testing.assert_array_equal(a, b)
+    assert a[0].std(axis=0).max() > 0  # dropout is on
+
+
+def test_int8_on_a_gpu_is_refused_before_loading(tiny_nli_dir, monkeypatch):
+    import torch
+
+    from veridic.cli_options import check_model_flags
+    from veridic.nli import load_backend
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    with pytest.raises(ConfigError, match="CPU only"):
+        load_backend("/nowhere/at/all", dtype="int8", device="cuda")
+    with pytest.raises(ConfigError, match="CPU only"):
+        check_model_flags(backend="torch", device="auto", dtype="int8")
+    assert check_model_flags(backend="torch", device="cpu", dtype="int8") == "cpu"
+
+
+def test_repeated_pairs_run_once(tiny_backend, monkeypatch):
+    seen = []
+    inner = type(tiny_backend)._predict
+
+    def spy(self, premises, hypotheses, **kw):
+        seen.append(list(zip(premises, hypotheses)))
+        return inner(self, premises, hypotheses, **kw)
+
+    monkeypatch.setattr(type(tiny_backend), "_predict", spy)
+    prem = [PREM[0], PREM[1], PREM[0], PREM[0]]
+    hyp = [HYP[0], HYP[1], HYP[0], HYP[2]]
+    got = tiny_backend.predict(prem, hyp)
+    assert seen == [[(PREM[0], HYP[0]), (PREM[1], HYP[1]), (PREM[0], HYP[2])]]
+    np.testing.assert_array_equal(got[0], got[2])
+    ref = inner(tiny_backend, prem, hyp)
+    np.testing.assert_allclose(got, ref, atol=1e-6)
+    mc = tiny_backend.predict(prem, hyp, mc_samples=3, seed=2)
+    assert mc.shape == (4, 3, 3)
+    np.testing.assert_array_equal(mc[0], mc[2])
+
+
+def test_onnx_int8_runs_one_pair_per_call_and_dtype_picks_the_file(tiny_nli_dir, tmp_path):
+    pytest.importorskip("onnxruntime")
+    from veridic.nli import export_onnx, load_backend
+
+    export_onnx(model=tiny_nli_dir, out_dir=tmp_path / "x")
+    int8 = load_backend(tmp_path / "x", kind="onnx", dtype="int8", batch_size=8)
+    fp32 = load_backend(tmp_path / "x", kind="onnx", dtype="float32", batch_size=8)
+    assert int8.file.name == "model.int8.onnx" and int8.one_pair_per_call
+    assert fp32.file.name == "model.onnx" and not fp32.one_pair_per_call
+    together = int8.predict(PREM, HYP)
+    for i in range(len(PREM)):
+        np.testing.assert_array_equal(int8.predict([PREM[i]], [HYP[i]])[0], together[i])
+    with pytest.raises(ConfigError, match="float32.*int8"):
+        load_backend(tmp_path / "x", kind="onnx", dtype="bfloat16")
