@@ -99,3 +99,39 @@ def test_onnx_int8_runs_one_pair_per_call_and_dtype_picks_the_file(tiny_nli_dir,
         np.testing.assert_array_equal(int8.predict([PREM[i]], [HYP[i]])[0], together[i])
     with pytest.raises(ConfigError, match="float32.*int8"):
         load_backend(tmp_path / "x", kind="onnx", dtype="bfloat16")
+
+
+def test_file_tokenizer_encodes_as_the_transformers_tokenizer(tiny_nli_dir):
+    from transformers import AutoTokenizer
+
+    from veridic.nli.backend import _FileTokenizer
+
+    hf = AutoTokenizer.from_pretrained(tiny_nli_dir)
+    ft = _FileTokenizer(tiny_nli_dir)
+    prem = PREM + [" ".join(PREM) * 3]
+    hyp = HYP + [" ".join(HYP)]
+    for m in (128, 24):  # 24 truncates both sides of the last pairs
+        enc = hf(prem, hyp, truncation=True, max_length=m, padding=False)
+        assert ft.pairs(prem, hyp, m) == (enc["input_ids"], enc["token_type_ids"])
+    for t in prem:
+        assert ft.offsets(t) == [tuple(o) for o in hf(t, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]]
+        assert ft.count(t) == len(hf(t, add_special_tokens=False)["input_ids"])
+    assert ft.model_max_length == hf.model_max_length
+
+
+def test_onnx_backend_loads_without_torch_and_builds_the_torch_windows(tiny_nli_dir, tiny_backend, tmp_path):
+    # transformers imports torch (seconds of a one-pair run): the ONNX backend reads tokenizer.json and config.json itself.
+    pytest.importorskip("onnxruntime")
+    import subprocess
+    import sys
+
+    from veridic.nli import export_onnx, load_backend
+
+    export_onnx(model=tiny_nli_dir, out_dir=tmp_path / "x", quantize=False)
+    b = load_backend(tmp_path / "x", kind="onnx")
+    assert b.max_length == tiny_backend.max_length
+    assert b.label_map == tiny_backend.label_map
+    code = ("import sys; from veridic.nli import load_backend; b = load_backend(sys.argv[1], kind='onnx'); "
+            "b.predict(['A cat sat on the mat.'], ['A cat sat.']); print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "x")], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stderr

@@ -175,26 +175,69 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc, unit="pair", leave=False)
 
 
+class _FileTokenizer:
+    """A model's ``tokenizer.json`` run by the ``tokenizers`` library alone.
+
+    It gives the ids, type ids and offsets that transformers' fast tokenizer
+    gives (which runs this same file), without importing transformers, which
+    imports torch: about 3 CPU seconds, most of a one-pair ONNX run.
+    """
+
+    def __init__(self, folder: Path):
+        from tokenizers import Tokenizer
+
+        cfg = _read_json(folder / "tokenizer_config.json")
+        self.model_max_length = cfg.get("model_max_length")
+        self._side = "left" if cfg.get("truncation_side") == "left" else "right"
+        self._plain = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        # The file may carry the truncation and padding it was saved with; each use sets its own.
+        self._plain.no_truncation()
+        self._plain.no_padding()
+        self._pairs = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._pairs.no_padding()
+        self._pairs_max: int | None = None
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        return [tuple(o) for o in self._plain.encode(text, add_special_tokens=False).offsets]
+
+    def count(self, text: str) -> int:
+        return len(self._plain.encode(text, add_special_tokens=False).ids)
+
+    def pairs(self, premises: Sequence[str], hypotheses: Sequence[str], max_length: int) -> tuple[list[list[int]], list[list[int]] | None]:
+        if self._pairs_max != max_length:
+            self._pairs.enable_truncation(max_length, strategy="longest_first", direction=self._side)
+            self._pairs_max = max_length
+        enc = self._pairs.encode_batch(list(zip(premises, hypotheses)))
+        return [e.ids for e in enc], [e.type_ids for e in enc]
+
+
 class _TokenizerMixin:
     tokenizer: Any
     max_length: int
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        if isinstance(self.tokenizer, _FileTokenizer):
+            return self.tokenizer.offsets(text)
         enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False)
         return [tuple(o) for o in enc["offset_mapping"]]
 
     def count_tokens(self, text: str) -> int:
+        if isinstance(self.tokenizer, _FileTokenizer):
+            return self.tokenizer.count(text)
         return len(self.tokenizer(text, add_special_tokens=False, truncation=False, verbose=False)["input_ids"])
 
     def _encode_lengths(self, premises: Sequence[str], hypotheses: Sequence[str]) -> tuple[list[list[int]], list[list[int]] | None]:
-        enc = self.tokenizer(
-            list(premises), list(hypotheses), truncation=True, max_length=self.max_length, padding=False, verbose=False
-        )
-        ids = enc["input_ids"]
+        if isinstance(self.tokenizer, _FileTokenizer):
+            ids, types = self.tokenizer.pairs(premises, hypotheses, self.max_length)
+        else:
+            enc = self.tokenizer(
+                list(premises), list(hypotheses), truncation=True, max_length=self.max_length, padding=False, verbose=False
+            )
+            ids, types = enc["input_ids"], enc.get("token_type_ids")
         n_trunc = sum(1 for x in ids if len(x) >= self.max_length)
         if n_trunc:
             log.warning("%d of %d pairs exceed the model's %d tokens and were truncated; use sentence-level or chunked scoring for long sources.", n_trunc, len(ids), self.max_length)
-        return ids, enc.get("token_type_ids")
+        return ids, types
 
     #: True for int8 models, whose activations are quantised with one scale per forward call: a pair then
     #: runs alone, so its score never depends on which other pairs shared its batch.
@@ -289,9 +332,7 @@ class TorchNLIBackend(_TokenizerMixin):
         self.dtype = dtype
         self.batch_size = batch_size
         cfg = self.model.config
-        model_max = getattr(cfg, "max_position_embeddings", 512) or 512
-        tok_max = getattr(self.tokenizer, "model_max_length", model_max)
-        self.max_length = int(max_length or min(model_max, tok_max if tok_max and tok_max < 100_000 else model_max, 512))
+        self.max_length = _max_length(max_length, getattr(cfg, "max_position_embeddings", None), getattr(self.tokenizer, "model_max_length", None))
         if label_map is not None:
             self.label_map = LabelMap.from_mapping(label_map, num_labels=cfg.num_labels)
         else:
@@ -432,7 +473,6 @@ class OnnxNLIBackend(_TokenizerMixin):
     ):
         try:
             import onnxruntime as ort
-            from transformers import AutoConfig, AutoTokenizer
         except ImportError as exc:
             raise MissingDependencyError(exc.name or "onnxruntime", extra="onnx", purpose="The ONNX Runtime NLI backend") from None
         ref, kind = resolve_model_path(model)
@@ -449,10 +489,23 @@ class OnnxNLIBackend(_TokenizerMixin):
             opts.intra_op_num_threads = threads
         self.session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
         self._input_names = {i.name for i in self.session.get_inputs()}
-        self.tokenizer = AutoTokenizer.from_pretrained(ref if (ref / "tokenizer.json").exists() or (ref / "vocab.txt").exists() else onnx_dir)
-        cfg = AutoConfig.from_pretrained(ref if (ref / "config.json").exists() else onnx_dir)
-        self.label_map = LabelMap.from_mapping(label_map, num_labels=cfg.num_labels) if label_map else LabelMap.from_id2label(cfg.id2label)
-        self.max_length = int(max_length or min(getattr(cfg, "max_position_embeddings", 512), 512))
+        tok_dir = ref if (ref / "tokenizer.json").exists() or (ref / "vocab.txt").exists() else onnx_dir
+        if (tok_dir / "tokenizer.json").exists():
+            self.tokenizer = _FileTokenizer(tok_dir)
+        else:
+            try:
+                from transformers import AutoTokenizer
+            except ImportError:
+                raise MissingDependencyError("transformers", extra="torch", purpose=f"Reading the tokenizer in {tok_dir} (it has no tokenizer.json)") from None
+            self.tokenizer = AutoTokenizer.from_pretrained(tok_dir)
+        cfg_file = (ref if (ref / "config.json").exists() else onnx_dir) / "config.json"
+        cfg = _read_json(cfg_file)
+        if "id2label" not in cfg:
+            raise ModelLoadError(f"{cfg_file} has no id2label; an NLI model's config names its labels (entailment, neutral, contradiction).")
+        num_labels = len(cfg["id2label"])
+        self.label_map = LabelMap.from_mapping(label_map, num_labels=num_labels) if label_map else LabelMap.from_id2label(cfg["id2label"])
+        # The same limit as the torch backend (the tokenizer's model_max_length counts), so both build the same windows.
+        self.max_length = _max_length(max_length, cfg.get("max_position_embeddings"), getattr(self.tokenizer, "model_max_length", None))
         self.batch_size = batch_size
         self.model_id = (EMBEDDED_MODEL_NAME if kind == "embedded" else str(ref)) + f"#{path.name}"
         self.revision = _read_revision(ref)
@@ -506,6 +559,24 @@ class OnnxNLIBackend(_TokenizerMixin):
             if bar is not None:
                 bar.close()
         return self.label_map.to_enc(out)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ModelLoadError(f"Could not read {path}: {exc}. Re-export or re-save the model folder.") from None
+
+
+def _max_length(explicit: int | None, model_max: int | None, tok_max: int | None) -> int:
+    """Tokens per pair: ``explicit``, else the smallest of the model's positions, the tokenizer's limit and 512."""
+    if explicit:
+        return int(explicit)
+    model_max = model_max or 512
+    tok_max = tok_max if tok_max and tok_max < 100_000 else model_max
+    return int(min(model_max, tok_max, 512))
 
 
 def _is_dynamically_quantised(path: Path) -> bool:
