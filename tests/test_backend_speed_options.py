@@ -135,3 +135,15 @@ def test_onnx_backend_loads_without_torch_and_builds_the_torch_windows(tiny_nli_
             "b.predict(['A cat sat on the mat.'], ['A cat sat.']); print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "x")], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_onnx_threads_follow_omp_num_threads(tiny_nli_dir, tmp_path, monkeypatch):
+    pytest.importorskip("onnxruntime")
+    from veridic.nli import export_onnx, load_backend
+
+    export_onnx(model=tiny_nli_dir, out_dir=tmp_path / "x", quantize=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    opts = load_backend(tmp_path / "x", kind="onnx").session.get_session_options()
+    assert opts.intra_op_num_threads == 1
+    assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert load_backend(tmp_path / "x", kind="onnx", threads=2).session.get_session_options().intra_op_num_threads == 2

@@ -485,8 +485,13 @@ class OnnxNLIBackend(_TokenizerMixin):
         if path is None:
             raise ModelLoadError(f"No ONNX file ({' or '.join(c for c in candidates if c)}) in {onnx_dir}. Export one with: veridic export onnx --model {ref}")
         opts = ort.SessionOptions()
+        threads = threads or _env_threads()
         if threads:
             opts.intra_op_num_threads = threads
+        if os.environ.get("VERIDIC_ORT_SPIN", "0") != "1":
+            # Idle ORT threads spin for the next op by default; on a busy machine (or one core per process) that
+            # doubled the CPU time of a one-pair-per-call int8 run for no speed.
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
         self._input_names = {i.name for i in self.session.get_inputs()}
         tok_dir = ref if (ref / "tokenizer.json").exists() or (ref / "vocab.txt").exists() else onnx_dir
@@ -559,6 +564,15 @@ class OnnxNLIBackend(_TokenizerMixin):
             if bar is not None:
                 bar.close()
         return self.label_map.to_enc(out)
+
+
+def _env_threads() -> int | None:
+    # ONNX Runtime ignores OMP_NUM_THREADS, which the torch backend (and users' scripts) use to cap threads.
+    try:
+        n = int(os.environ.get("OMP_NUM_THREADS", ""))
+    except ValueError:
+        return None
+    return n if n > 0 else None
 
 
 def _read_json(path: Path) -> dict[str, Any]:
