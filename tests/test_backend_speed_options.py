@@ -147,3 +147,27 @@ def test_onnx_threads_follow_omp_num_threads(tiny_nli_dir, tmp_path, monkeypatch
     assert opts.intra_op_num_threads == 1
     assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "0"
     assert load_backend(tmp_path / "x", kind="onnx", threads=2).session.get_session_options().intra_op_num_threads == 2
+
+
+def test_auto_backend_picks_onnx_int8_only_where_it_runs_the_configuration(tiny_nli_dir, tmp_path):
+    pytest.importorskip("onnxruntime")
+    import shutil
+
+    from veridic.api import load_scorer
+    from veridic.nli import export_onnx
+    from veridic.nli.backend import resolve_backend_kind
+
+    assert resolve_backend_kind("auto", model=tiny_nli_dir) == "torch"  # no ONNX export beside the weights
+    model = tmp_path / "m"
+    shutil.copytree(tiny_nli_dir, model)
+    export_onnx(model=model, out_dir=model / "onnx")
+    assert resolve_backend_kind("auto", model=model) == "onnx"
+    assert resolve_backend_kind("auto", model=model, dtype="int8") == "onnx"
+    assert resolve_backend_kind("auto", model=model, mc_samples=15) == "torch"  # dropout needs torch
+    assert resolve_backend_kind("auto", model=model, dtype="float32") == "torch"
+    assert resolve_backend_kind("torch", model=model) == "torch"
+    s = load_scorer("e-c", model=model, reuse=False)
+    assert s.backend.describe()["backend"] == "onnx" and s.backend.file.name == "model.int8.onnx"
+    mc = load_scorer("e-c", model=model, mc_samples=3, reuse=False)
+    assert mc.backend.describe()["backend"] == "torch"
+    assert load_scorer("e-c", model=model, backend="torch", reuse=False).backend.describe()["backend"] == "torch"

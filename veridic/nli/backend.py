@@ -616,7 +616,7 @@ def _dummy(model: str | Path | None = None, **kwargs: Any) -> NLIBackend:
 
 
 _BACKENDS: dict[str, Callable[..., NLIBackend]] = {"torch": TorchNLIBackend, "onnx": OnnxNLIBackend, "dummy": _dummy}
-BACKEND_KINDS = tuple(_BACKENDS)
+BACKEND_KINDS = ("auto", *_BACKENDS)
 DEVICE_HELP = "auto (CUDA when present), cpu, cuda or cuda:N"
 DTYPES = ("auto", "float32", "bfloat16", "float16", "int8")
 
@@ -675,14 +675,53 @@ def check_dtype(dtype: str, *, device: str | None = None) -> str:
     return dtype
 
 
-def load_backend(model: str | Path | None = None, *, kind: str = "torch", **kwargs: Any) -> NLIBackend:
-    """Load an NLI backend: ``kind`` is ``"torch"``, ``"onnx"`` or ``"dummy"`` (tests, examples); ``model`` None = embedded default.
+#: keyword arguments both runtimes accept: with others (revision, trust_remote_code...) ``auto`` means torch.
+_SHARED_KWARGS = frozenset({"device", "dtype", "batch_size", "max_length", "label_map"})
 
-    ``device`` and ``dtype`` apply to the torch backend; the ONNX backend runs
-    on the CPU and refuses another device.
+
+def resolve_backend_kind(kind: str, *, model: str | Path | None = None, device: str = "cpu", dtype: str = "auto",
+                         mc_samples: int = 0, options: Sequence[str] = ()) -> str:
+    """The backend ``kind="auto"`` loads: ``onnx`` (the model's ``model.int8.onnx``) where it can run, else ``torch``.
+
+    ONNX int8 is the fastest path measured on CPU (docs/benchmarks.md, issue 15) at no dev AUC cost, and
+    loads without torch. It is picked when the device is the CPU, ``dtype`` is ``auto`` or ``int8``, no
+    Monte-Carlo dropout is asked for (``mc_samples``; ONNX has no dropout), onnxruntime is installed and the
+    model folder holds an int8 export (``veridic export onnx``). Any other kind is returned as it is.
+
+    >>> resolve_backend_kind("auto", mc_samples=15)
+    'torch'
     """
-    if kind not in _BACKENDS:
+    if kind != "auto":
+        return kind
+    if mc_samples or dtype not in ("auto", "int8") or set(options) - _SHARED_KWARGS or check_device(device) != "cpu":
+        return "torch"
+    if importlib.util.find_spec("onnxruntime") is None:
+        return "torch"
+    try:
+        ref, where = resolve_model_path(model)
+    except ModelLoadError:
+        return "torch"  # torch gives the full error
+    if where == "hub":
+        return "torch"
+    folder = Path(ref) / "onnx" if (Path(ref) / "onnx").is_dir() else Path(ref)
+    return "onnx" if (folder / "model.int8.onnx").exists() else "torch"
+
+
+def load_backend(model: str | Path | None = None, *, kind: str = "torch", **kwargs: Any) -> NLIBackend:
+    """Load an NLI backend; ``model`` None = the embedded model.
+
+    ``kind``: ``"torch"`` (default here: it runs every option, Monte-Carlo dropout included), ``"onnx"``,
+    ``"auto"`` (ONNX int8 on the CPU when the model has an int8 export and onnxruntime is installed, else
+    torch; see :func:`resolve_backend_kind`; what :func:`veridic.score` and ``veridic score`` use) or
+    ``"dummy"`` (tests, examples). ``device`` and ``dtype`` apply to the torch backend; the ONNX backend
+    runs on the CPU and refuses another device.
+    """
+    if kind not in BACKEND_KINDS:
         raise ConfigError(f"Unknown backend kind {kind!r}; expected one of {', '.join(BACKEND_KINDS)}.")
+    if kind == "auto":
+        kind = resolve_backend_kind(kind, model=model, device=kwargs.get("device", "cpu"), dtype=kwargs.get("dtype", "auto"), options=list(kwargs))
+        if kind == "onnx" and kwargs.get("dtype", "auto") == "auto":
+            kwargs["dtype"] = "int8"
     if kind == "onnx":
         device = kwargs.pop("device", "cpu")
         if check_device(device) != "cpu":

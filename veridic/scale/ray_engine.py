@@ -160,7 +160,7 @@ def score_file_ray(
     output: str | Path,
     config: ScorerConfig | str | None = None,
     model: str | None = None,
-    backend: str = "torch",
+    backend: str = "auto",
     device: str = "cpu",
     dtype: str = "auto",
     batch_size: int = 32,
