@@ -171,3 +171,28 @@ def test_auto_backend_picks_onnx_int8_only_where_it_runs_the_configuration(tiny_
     mc = load_scorer("e-c", model=model, mc_samples=3, reuse=False)
     assert mc.backend.describe()["backend"] == "torch"
     assert load_scorer("e-c", model=model, backend="torch", reuse=False).backend.describe()["backend"] == "torch"
+
+
+def test_auto_backend_ignores_an_export_made_from_other_weights(tiny_nli_dir, tmp_path, caplog):
+    pytest.importorskip("onnxruntime")
+    import json
+    import shutil
+
+    from veridic.nli import export_onnx
+    from veridic.nli.backend import resolve_backend_kind
+
+    model = tmp_path / "m"
+    shutil.copytree(tiny_nli_dir, model)
+    files = export_onnx(model=model, out_dir=model / "onnx")
+    assert json.loads(files["record"].read_text())["weights"]
+    assert resolve_backend_kind("auto", model=model) == "onnx"
+    other = make_other_weights(tmp_path / "other")
+    shutil.copy(other / "model.safetensors", model / "model.safetensors")  # retrained, not re-exported
+    assert resolve_backend_kind("auto", model=model) == "torch"
+    assert "Re-export" in caplog.text
+
+
+def make_other_weights(path):
+    from conftest import make_tiny_nli
+
+    return make_tiny_nli(path, seed=1)

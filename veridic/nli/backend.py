@@ -704,7 +704,13 @@ def resolve_backend_kind(kind: str, *, model: str | Path | None = None, device: 
     if where == "hub":
         return "torch"
     folder = Path(ref) / "onnx" if (Path(ref) / "onnx").is_dir() else Path(ref)
-    return "onnx" if (folder / "model.int8.onnx").exists() else "torch"
+    if not (folder / "model.int8.onnx").exists():
+        return "torch"
+    if _export_is_stale(Path(ref), folder):
+        log.warning("%s was exported from other weights than %s/model.safetensors (see %s); using torch. "
+                    "Re-export with: veridic export onnx --model %s --output %s", folder / "model.int8.onnx", ref, EXPORT_RECORD, ref, folder)
+        return "torch"
+    return "onnx"
 
 
 def load_backend(model: str | Path | None = None, *, kind: str = "torch", **kwargs: Any) -> NLIBackend:
@@ -789,7 +795,38 @@ def export_onnx(*, model: str | Path | None, out_dir: str | Path, quantize: bool
         src = Path(str(ref)) / extra
         if src.exists():
             shutil.copy(src, out / extra)
+    fingerprint = _weights_fingerprint(Path(str(ref)))
+    if fingerprint is not None:
+        # What backend="auto" checks before it prefers this export to the torch weights it was made from.
+        (out / EXPORT_RECORD).write_text(json.dumps({"weights": fingerprint}, indent=2) + "\n")
+        files["record"] = out / EXPORT_RECORD
     return files
+
+
+EXPORT_RECORD = "export.json"
+
+
+def _weights_fingerprint(folder: Path) -> str | None:
+    """Size and the first and last MiB of ``model.safetensors``: cheap, and changed by any retraining."""
+    f = folder / "model.safetensors"
+    if not f.is_file():
+        return None
+    size = f.stat().st_size
+    h = hashlib.sha256(str(size).encode())
+    with open(f, "rb") as fh:
+        h.update(fh.read(1 << 20))
+        fh.seek(max(0, size - (1 << 20)))
+        h.update(fh.read(1 << 20))
+    return f"{size}:{h.hexdigest()[:16]}"
+
+
+def _export_is_stale(model_dir: Path, onnx_dir: Path) -> bool:
+    """True when the export records weights other than those in ``model_dir`` (retrained, not re-exported)."""
+    record = _read_json(onnx_dir / EXPORT_RECORD).get("weights")
+    if record is None or onnx_dir == model_dir:
+        return False
+    current = _weights_fingerprint(model_dir)
+    return current is not None and current != record
 
 
 def _canonical_model_id(model_id: Any) -> Any:
