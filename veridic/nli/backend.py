@@ -46,6 +46,7 @@ __all__ = [
     "BACKEND_KINDS",
     "check_device",
     "check_dtype",
+    "resolve_backend_kind",
 ]
 
 log = logging.getLogger(__name__)
