@@ -132,7 +132,7 @@ def test_usage_errors():
     (["--method", "overlap", "--mc-samples", "15"], "method='overlap' does not use mc_samples"),
     (["--device", "gpu"], "device must be auto (CUDA when present), cpu, cuda or cuda:N"),
     (["--dtype", "fp8"], "dtype must be one of"),
-    (["--backend", "tensorrt"], "--backend must be one of torch, onnx, dummy"),
+    (["--backend", "tensorrt"], "--backend must be one of auto, torch, onnx, dummy"),
 ])
 def test_bad_arguments_fail_before_any_model_loads(monkeypatch, args, msg):
     from veridic.nli import backend as B

@@ -16,10 +16,12 @@ _CACHE: dict[tuple, Any] = {}
 _LOCK = threading.Lock()
 
 
-def cached_backend(model: str | Path | None = None, *, kind: str = "torch", **kwargs: Any):
+def cached_backend(model: str | Path | None = None, *, kind: str = "auto", **kwargs: Any):
     """Load a backend once per process; repeated calls with the same arguments reuse it (loading takes seconds)."""
     from veridic.nli import load_backend
+    from veridic.nli.backend import resolve_backend_kind
 
+    kind = resolve_backend_kind(kind, model=model, device=kwargs.get("device", "cpu"), dtype=kwargs.get("dtype", "auto"), options=list(kwargs))
     key = (str(model), kind, tuple(sorted(kwargs.items())))
     with _LOCK:
         if key not in _CACHE:
@@ -35,7 +37,7 @@ def score(
     config: ScorerConfig | str | None = None,
     method: Literal["e", "e-c", "hybrid"] | str | None = None,
     model: str | Path | None = None,
-    backend: Literal["torch", "onnx", "dummy"] = "torch",
+    backend: Literal["auto", "torch", "onnx", "dummy"] = "auto",
     device: str = "cpu",
     dtype: str = "auto",
     progress: bool = False,
@@ -50,7 +52,9 @@ def score(
     ``hybrid`` (e−c combined with lexical/entity signals; the verdict's score
     is a probability of being faithful). ``model`` None uses the embedded
     model; a directory, an installed package name or a hub id also work.
-    ``device``: ``cpu``, ``cuda[:N]`` or ``auto``.
+    ``backend``: ``auto`` (ONNX int8 on the CPU when the model ships an int8
+    export and no Monte-Carlo dropout is asked for, else torch), ``torch``,
+    ``onnx`` or ``dummy``. ``device``: ``cpu``, ``cuda[:N]`` or ``auto``.
 
     >>> vs = score(sources=["Paris is in France."], claims=["Paris is in Spain."])
     >>> vs[0].label
@@ -66,7 +70,7 @@ def load_scorer(
     config: ScorerConfig | str | None = None,
     *,
     model: str | Path | None = None,
-    backend: str = "torch",
+    backend: str = "auto",
     device: str = "cpu",
     dtype: str = "auto",
     batch_size: int = 32,
@@ -82,13 +86,16 @@ def load_scorer(
     >>> load_scorer("overlap").name
     'overlap'
     """
-    from veridic.nli.backend import check_device, check_dtype, load_backend
+    from veridic.nli.backend import check_device, check_dtype, load_backend, resolve_backend_kind
     from veridic.registry import build_scorer, get_method, resolve_config
 
     cfg = resolve_config(config, **options)
     if not get_method(cfg.method).needs_backend:
         return build_scorer(cfg)
-    check_device(device)
-    check_dtype(dtype)
+    check_dtype(dtype, device=check_device(device))
+    # auto: the fastest backend that runs this configuration (Monte-Carlo dropout needs torch).
+    kind = resolve_backend_kind(backend, model=model, device=device, dtype=dtype, mc_samples=cfg.mc_samples)
+    if kind == "onnx" and dtype == "auto" and backend == "auto":
+        dtype = "int8"
     load = cached_backend if reuse else load_backend
-    return build_scorer(cfg, backend=load(model, kind=backend, device=device, dtype=dtype, batch_size=batch_size))
+    return build_scorer(cfg, backend=load(model, kind=kind, device=device, dtype=dtype, batch_size=batch_size))

@@ -136,7 +136,7 @@ if typer is not None:
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary line.")] = False,
         scorer_flags: dict[str, Any] | None = None,
         model: O.Model = None,
-        backend: O.Backend = "torch",
+        backend: O.Backend = "auto",
         device: O.Device = "cpu",
         dtype: O.Dtype = "auto",
         batch_size: O.BatchSize = 32,

@@ -76,9 +76,10 @@ def with_scorer_flags(fn):
 
 
 Model = Annotated[Optional[str], typer.Option("--model", "-m", rich_help_panel=_MODEL, help="Model directory, installed package or hub id (default: the embedded model).")]
-Backend = Annotated[str, typer.Option("--backend", rich_help_panel=_MODEL, help="'torch', 'onnx' or 'dummy' (a word-overlap stand-in for tests and examples).")]
+Backend = Annotated[str, typer.Option("--backend", rich_help_panel=_MODEL, help="'auto' (ONNX int8 on the CPU when the model has an int8 export and no --mc-samples is asked for, else torch), "
+                                                 "'torch', 'onnx' or 'dummy' (a word-overlap stand-in for tests and examples).")]
 Device = Annotated[str, typer.Option("--device", rich_help_panel=_MODEL, help="auto (CUDA when present), cpu, cuda or cuda:N.")]
-Dtype = Annotated[str, typer.Option("--dtype", rich_help_panel=_MODEL, help="auto, float32, bfloat16 or float16 (torch backend).")]
+Dtype = Annotated[str, typer.Option("--dtype", rich_help_panel=_MODEL, help="auto, float32, bfloat16, float16 or int8 (CPU: int8 Linear weights on torch, model.int8.onnx on onnx).")]
 BatchSize = Annotated[int, typer.Option("--batch-size", min=1, rich_help_panel=_MODEL, help="Pairs per model call.")]
 
 
@@ -162,8 +163,8 @@ def check_model_flags(*, backend: str, device: str, dtype: str) -> str:
 
     if backend not in BACKEND_KINDS:
         raise ConfigError(f"--backend must be one of {', '.join(BACKEND_KINDS)}; got {backend!r}.")
-    check_dtype(dtype)
     resolved = check_device(device)
+    check_dtype(dtype, device=resolved)
     if backend == "onnx" and resolved != "cpu":
         raise ConfigError(f"--backend onnx runs on the CPU; got --device {device}. Use --backend torch for a GPU.")
     return resolved

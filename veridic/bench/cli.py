@@ -72,7 +72,7 @@ def bench(
     compare: Annotated[tuple[str, str] | None, typer.Option("--compare", metavar="A B", help="Two scorer names A B: paired approximate-randomization test of AUC(A) - AUC(B).")] = None,
     threshold_from: Annotated[list[str] | None, typer.Option("--threshold-from", metavar="PATH_OR_GROUP", help="Dev split (file, folder or group) to fit thresholds on; default: 2-fold cross-fitting within each dataset.")] = None,
     model: Annotated[str | None, typer.Option("--model", metavar="ID_OR_PATH", help="NLI model id or path for model scorers (default: the embedded model).")] = None,
-    backend: Annotated[str, typer.Option("--backend", metavar="KIND", help="Model backend kind: torch, onnx or dummy.")] = "torch",
+    backend: Annotated[str, typer.Option("--backend", metavar="KIND", help="Model backend kind: auto (ONNX int8 on the CPU when the model has an int8 export and no scorer uses Monte-Carlo dropout, else torch), torch, onnx or dummy.")] = "auto",
     device: O.Device = "cpu",
     dtype: O.Dtype = "auto",
     on_invalid: Annotated[str, typer.Option("--on-invalid", metavar="error|skip", help="A blank or invalid row: stop with its row number (error), or leave it out and record it in the report (skip).")] = "error",
@@ -86,7 +86,7 @@ def bench(
     """Benchmark faithfulness scorers: AUC with bootstrap CIs, thresholds, significance, cost."""
     command = _command({
         "--data": data, "--scorer": scorer, "--scores": scores, "--compare": compare, "--threshold-from": threshold_from,
-        "--model": model, "--backend": backend if backend != "torch" else None,
+        "--model": model, "--backend": backend if backend != "auto" else None,
         "--n-resamples": n_resamples if n_resamples != 1000 else None, "--trials": trials if trials != 10_000 else None,
         "--seed": seed if seed else None, "--cache-dir": cache_dir, "--no-cache": no_cache,
         "--device": device if device != "cpu" else None, "--dtype": dtype if dtype != "auto" else None,
@@ -114,7 +114,15 @@ def bench(
             raise ConfigError(f"Score-file column(s) {', '.join(map(repr, clash))} share a name with --scorer; rename the column.")
         cache_root = cache_dir or default_cache_dir()
         nli_cache = None if no_cache else nli_cache_path(score_dir=cache_root)
-        model_backend = _load_backend(model, backend, nli_cache, device=device, dtype=dtype) if any(s.needs_backend for s in specs) else None
+        if any(s.needs_backend for s in specs):
+            from veridic.nli.backend import resolve_backend_kind
+
+            # One backend serves every scorer: torch when any of them needs Monte-Carlo dropout.
+            mc = max((s.config.mc_samples for s in specs if s.needs_backend and s.config is not None), default=0)
+            kind = resolve_backend_kind(backend, model=model, device=device, dtype=dtype, mc_samples=mc)
+            model_backend = _load_backend(model, kind, nli_cache, device=device, dtype=dtype if kind != "onnx" or dtype != "auto" else "int8")
+        else:
+            model_backend = None
         scorers = [build_scorer(name=n, backend=model_backend) for n in names] + external
         cache = None if no_cache else ScoreCache(directory=cache_root)
         result = run_benchmark(

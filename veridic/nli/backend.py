@@ -46,6 +46,7 @@ __all__ = [
     "BACKEND_KINDS",
     "check_device",
     "check_dtype",
+    "resolve_backend_kind",
 ]
 
 log = logging.getLogger(__name__)
@@ -175,31 +176,102 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc, unit="pair", leave=False)
 
 
+class _FileTokenizer:
+    """A model's ``tokenizer.json`` run by the ``tokenizers`` library alone.
+
+    It gives the ids, type ids and offsets that transformers' fast tokenizer
+    gives (which runs this same file), without importing transformers, which
+    imports torch: about 3 CPU seconds, most of a one-pair ONNX run.
+    """
+
+    def __init__(self, folder: Path):
+        from tokenizers import Tokenizer
+
+        cfg = _read_json(folder / "tokenizer_config.json")
+        self.model_max_length = cfg.get("model_max_length")
+        self._side = "left" if cfg.get("truncation_side") == "left" else "right"
+        self._plain = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        # The file may carry the truncation and padding it was saved with; each use sets its own.
+        self._plain.no_truncation()
+        self._plain.no_padding()
+        self._pairs = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._pairs.no_padding()
+        self._pairs_max: int | None = None
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        return [tuple(o) for o in self._plain.encode(text, add_special_tokens=False).offsets]
+
+    def count(self, text: str) -> int:
+        return len(self._plain.encode(text, add_special_tokens=False).ids)
+
+    def pairs(self, premises: Sequence[str], hypotheses: Sequence[str], max_length: int) -> tuple[list[list[int]], list[list[int]] | None]:
+        if self._pairs_max != max_length:
+            self._pairs.enable_truncation(max_length, strategy="longest_first", direction=self._side)
+            self._pairs_max = max_length
+        enc = self._pairs.encode_batch(list(zip(premises, hypotheses)))
+        return [e.ids for e in enc], [e.type_ids for e in enc]
+
+
 class _TokenizerMixin:
     tokenizer: Any
     max_length: int
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        if isinstance(self.tokenizer, _FileTokenizer):
+            return self.tokenizer.offsets(text)
         enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False)
         return [tuple(o) for o in enc["offset_mapping"]]
 
     def count_tokens(self, text: str) -> int:
+        if isinstance(self.tokenizer, _FileTokenizer):
+            return self.tokenizer.count(text)
         return len(self.tokenizer(text, add_special_tokens=False, truncation=False, verbose=False)["input_ids"])
 
     def _encode_lengths(self, premises: Sequence[str], hypotheses: Sequence[str]) -> tuple[list[list[int]], list[list[int]] | None]:
-        enc = self.tokenizer(
-            list(premises), list(hypotheses), truncation=True, max_length=self.max_length, padding=False, verbose=False
-        )
-        ids = enc["input_ids"]
+        if isinstance(self.tokenizer, _FileTokenizer):
+            ids, types = self.tokenizer.pairs(premises, hypotheses, self.max_length)
+        else:
+            enc = self.tokenizer(
+                list(premises), list(hypotheses), truncation=True, max_length=self.max_length, padding=False, verbose=False
+            )
+            ids, types = enc["input_ids"], enc.get("token_type_ids")
         n_trunc = sum(1 for x in ids if len(x) >= self.max_length)
         if n_trunc:
             log.warning("%d of %d pairs exceed the model's %d tokens and were truncated; use sentence-level or chunked scoring for long sources.", n_trunc, len(ids), self.max_length)
-        return ids, enc.get("token_type_ids")
+        return ids, types
+
+    #: True for int8 models, whose activations are quantised with one scale per forward call: a pair then
+    #: runs alone, so its score never depends on which other pairs shared its batch.
+    one_pair_per_call: bool = False
 
     def _batches(self, lengths: Sequence[int], batch_size: int) -> list[list[int]]:
         # Length bucketing: sorting by length keeps padding (wasted compute) small.
         order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+        if self.one_pair_per_call:
+            return [[i] for i in order]
         return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+    def predict(
+        self,
+        premises: Sequence[str],
+        hypotheses: Sequence[str],
+        *,
+        mc_samples: int = 0,
+        seed: int = 0,
+        progress: bool = False,
+    ) -> np.ndarray:
+        """Probabilities (e, n, c): ``[n, 3]``, or ``[n, k, 3]`` with ``mc_samples=k``.
+
+        A pair that occurs more than once (the same window for two claim
+        sentences, the same claim twice) runs once; its rows are copies.
+        """
+        _validate_pairs(premises, hypotheses)
+        index: dict[tuple[str, str], int] = {}
+        inverse = [index.setdefault(k, len(index)) for k in zip(premises, hypotheses)]
+        if len(index) == len(inverse):
+            return self._predict(premises, hypotheses, mc_samples=mc_samples, seed=seed, progress=progress)
+        out = self._predict([p for p, _ in index], [h for _, h in index], mc_samples=mc_samples, seed=seed, progress=progress)
+        return out[inverse]
 
 
 class TorchNLIBackend(_TokenizerMixin):
@@ -207,7 +279,10 @@ class TorchNLIBackend(_TokenizerMixin):
 
     ``dtype="auto"`` uses bfloat16 autocast on CPUs with native bf16
     (AMX / AVX512-BF16), where it is 2–4× faster with near-identical outputs,
-    and float32 elsewhere.
+    and float32 elsewhere. ``dtype="int8"`` (CPU only) quantises the Linear
+    layers' weights per output channel (``torch.ao.quantization.quantize_dynamic``);
+    activations are quantised per call, so each pair runs alone (see
+    ``one_pair_per_call``) and its scores do not depend on its neighbours.
     """
 
     supports_mc = True
@@ -233,7 +308,7 @@ class TorchNLIBackend(_TokenizerMixin):
         self._torch = torch
         # Bad device, dtype or batch size: said before seconds of model loading.
         device = check_device(device, cuda_available=torch.cuda.is_available)
-        check_dtype(dtype)
+        check_dtype(dtype, device=device)
         if batch_size < 1:
             raise ConfigError(f"batch_size must be >= 1; got {batch_size}.")
         _quiet_transformers()
@@ -252,12 +327,13 @@ class TorchNLIBackend(_TokenizerMixin):
         self.model.to(self.device).eval()
         if dtype == "auto":
             dtype = "bfloat16" if (self.device.type == "cpu" and cpu_supports_bf16()) or self.device.type == "cuda" else "float32"
+        if dtype == "int8":
+            self.model = _quantize_int8(torch, self.model)
+            self.one_pair_per_call = True
         self.dtype = dtype
         self.batch_size = batch_size
         cfg = self.model.config
-        model_max = getattr(cfg, "max_position_embeddings", 512) or 512
-        tok_max = getattr(self.tokenizer, "model_max_length", model_max)
-        self.max_length = int(max_length or min(model_max, tok_max if tok_max and tok_max < 100_000 else model_max, 512))
+        self.max_length = _max_length(max_length, getattr(cfg, "max_position_embeddings", None), getattr(self.tokenizer, "model_max_length", None))
         if label_map is not None:
             self.label_map = LabelMap.from_mapping(label_map, num_labels=cfg.num_labels)
         else:
@@ -282,7 +358,7 @@ class TorchNLIBackend(_TokenizerMixin):
     @contextmanager
     def _autocast(self):
         torch = self._torch
-        if self.dtype == "float32":
+        if self.dtype in ("float32", "int8"):
             yield
             return
         dt = torch.bfloat16 if self.dtype == "bfloat16" else torch.float16
@@ -308,7 +384,7 @@ class TorchNLIBackend(_TokenizerMixin):
             logits = self.model(**inputs).logits
         return torch.softmax(logits.float(), dim=-1).cpu().numpy().astype(np.float64)
 
-    def predict(
+    def _predict(
         self,
         premises: Sequence[str],
         hypotheses: Sequence[str],
@@ -317,13 +393,8 @@ class TorchNLIBackend(_TokenizerMixin):
         seed: int = 0,
         progress: bool = False,
     ) -> np.ndarray:
-        """Probabilities (e, n, c): ``[n, 3]``, or ``[n, k, 3]`` with ``mc_samples=k``.
-
-        Monte-Carlo dropout: each pair runs as one batch of ``k`` copies with
-        dropout on, seeded from ``seed`` and the pair's text, so the samples
-        for a pair do not depend on which other pairs share the call.
-        """
-        _validate_pairs(premises, hypotheses)
+        # Monte-Carlo dropout: each pair runs as one batch of ``k`` copies with dropout on, seeded from
+        # ``seed`` and the pair's text, so the samples for a pair do not depend on which other pairs share the call.
         if mc_samples < 0 or mc_samples == 1:
             raise ConfigError(f"mc_samples must be 0 (off) or >= 2; got {mc_samples}.")
         n = len(premises)
@@ -403,7 +474,6 @@ class OnnxNLIBackend(_TokenizerMixin):
     ):
         try:
             import onnxruntime as ort
-            from transformers import AutoConfig, AutoTokenizer
         except ImportError as exc:
             raise MissingDependencyError(exc.name or "onnxruntime", extra="onnx", purpose="The ONNX Runtime NLI backend") from None
         ref, kind = resolve_model_path(model)
@@ -416,19 +486,40 @@ class OnnxNLIBackend(_TokenizerMixin):
         if path is None:
             raise ModelLoadError(f"No ONNX file ({' or '.join(c for c in candidates if c)}) in {onnx_dir}. Export one with: veridic export onnx --model {ref}")
         opts = ort.SessionOptions()
+        threads = threads or _env_threads()
         if threads:
             opts.intra_op_num_threads = threads
+        if os.environ.get("VERIDIC_ORT_SPIN", "0") != "1":
+            # Idle ORT threads spin for the next op by default; on a busy machine (or one core per process) that
+            # doubled the CPU time of a one-pair-per-call int8 run for no speed.
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
         self._input_names = {i.name for i in self.session.get_inputs()}
-        self.tokenizer = AutoTokenizer.from_pretrained(ref if (ref / "tokenizer.json").exists() or (ref / "vocab.txt").exists() else onnx_dir)
-        cfg = AutoConfig.from_pretrained(ref if (ref / "config.json").exists() else onnx_dir)
-        self.label_map = LabelMap.from_mapping(label_map, num_labels=cfg.num_labels) if label_map else LabelMap.from_id2label(cfg.id2label)
-        self.max_length = int(max_length or min(getattr(cfg, "max_position_embeddings", 512), 512))
+        tok_dir = ref if (ref / "tokenizer.json").exists() or (ref / "vocab.txt").exists() else onnx_dir
+        if (tok_dir / "tokenizer.json").exists():
+            self.tokenizer = _FileTokenizer(tok_dir)
+        else:
+            try:
+                from transformers import AutoTokenizer
+            except ImportError:
+                raise MissingDependencyError("transformers", extra="torch", purpose=f"Reading the tokenizer in {tok_dir} (it has no tokenizer.json)") from None
+            self.tokenizer = AutoTokenizer.from_pretrained(tok_dir)
+        cfg_file = (ref if (ref / "config.json").exists() else onnx_dir) / "config.json"
+        cfg = _read_json(cfg_file)
+        if "id2label" not in cfg:
+            raise ModelLoadError(f"{cfg_file} has no id2label; an NLI model's config names its labels (entailment, neutral, contradiction).")
+        num_labels = len(cfg["id2label"])
+        self.label_map = LabelMap.from_mapping(label_map, num_labels=num_labels) if label_map else LabelMap.from_id2label(cfg["id2label"])
+        # The same limit as the torch backend (the tokenizer's model_max_length counts), so both build the same windows.
+        self.max_length = _max_length(max_length, cfg.get("max_position_embeddings"), getattr(self.tokenizer, "model_max_length", None))
         self.batch_size = batch_size
         self.model_id = (EMBEDDED_MODEL_NAME if kind == "embedded" else str(ref)) + f"#{path.name}"
         self.revision = _read_revision(ref)
         self.file = path
         self.num_parameters = None
+        # A dynamically quantised graph scales activations over the whole batch: a pair's score would depend
+        # on its batch mates (up to 0.35 in e-c on FRANK windows), so such a model runs one pair per call.
+        self.one_pair_per_call = _is_dynamically_quantised(path)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -441,8 +532,7 @@ class OnnxNLIBackend(_TokenizerMixin):
             "parameters": self.num_parameters,
         }
 
-    def predict(self, premises, hypotheses, *, mc_samples: int = 0, seed: int = 0, progress: bool = False) -> np.ndarray:
-        _validate_pairs(premises, hypotheses)
+    def _predict(self, premises, hypotheses, *, mc_samples: int = 0, seed: int = 0, progress: bool = False) -> np.ndarray:
         if mc_samples:
             raise ConfigError("The ONNX backend cannot run Monte-Carlo dropout (dropout is removed at export). Use the torch backend or mc_samples=0.")
         n = len(premises)
@@ -477,6 +567,47 @@ class OnnxNLIBackend(_TokenizerMixin):
         return self.label_map.to_enc(out)
 
 
+def _env_threads() -> int | None:
+    # ONNX Runtime ignores OMP_NUM_THREADS, which the torch backend (and users' scripts) use to cap threads.
+    try:
+        n = int(os.environ.get("OMP_NUM_THREADS", ""))
+    except ValueError:
+        return None
+    return n if n > 0 else None
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ModelLoadError(f"Could not read {path}: {exc}. Re-export or re-save the model folder.") from None
+
+
+def _max_length(explicit: int | None, model_max: int | None, tok_max: int | None) -> int:
+    """Tokens per pair: ``explicit``, else the smallest of the model's positions, the tokenizer's limit and 512."""
+    if explicit:
+        return int(explicit)
+    model_max = model_max or 512
+    tok_max = tok_max if tok_max and tok_max < 100_000 else model_max
+    return int(min(model_max, tok_max, 512))
+
+
+def _is_dynamically_quantised(path: Path) -> bool:
+    # The op name is stored verbatim in the protobuf; reading the bytes avoids importing onnx.
+    return b"DynamicQuantizeLinear" in path.read_bytes()
+
+
+def _quantize_int8(torch: Any, model: Any) -> Any:
+    """The model with int8 Linear weights (one scale per output channel); fp32 activations between layers."""
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+    if "fbgemm" in torch.backends.quantized.supported_engines:
+        torch.backends.quantized.engine = "fbgemm"
+    return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8)
+
+
 def _dummy(model: str | Path | None = None, **kwargs: Any) -> NLIBackend:
     from veridic.nli.dummy import DummyNLIBackend
 
@@ -486,9 +617,9 @@ def _dummy(model: str | Path | None = None, **kwargs: Any) -> NLIBackend:
 
 
 _BACKENDS: dict[str, Callable[..., NLIBackend]] = {"torch": TorchNLIBackend, "onnx": OnnxNLIBackend, "dummy": _dummy}
-BACKEND_KINDS = tuple(_BACKENDS)
+BACKEND_KINDS = ("auto", *_BACKENDS)
 DEVICE_HELP = "auto (CUDA when present), cpu, cuda or cuda:N"
-DTYPES = ("auto", "float32", "bfloat16", "float16")
+DTYPES = ("auto", "float32", "bfloat16", "float16", "int8")
 
 
 def check_device(device: str, *, cuda_available: Callable[[], bool] | None = None) -> str:
@@ -529,26 +660,84 @@ def check_device(device: str, *, cuda_available: Callable[[], bool] | None = Non
     return device
 
 
-def check_dtype(dtype: str) -> str:
+def check_dtype(dtype: str, *, device: str | None = None) -> str:
+    """Validate a ``--dtype`` value (and, given the resolved ``device``, the pair) before any model loads.
+
+    >>> check_dtype("int8", device="cuda")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    veridic.errors.ConfigError: dtype='int8' (dynamic quantisation) runs on the CPU only; got device='cuda'...
+    """
     if dtype not in DTYPES:
         raise ConfigError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}.")
+    if dtype == "int8" and device is not None and device != "cpu":
+        raise ConfigError(f"dtype='int8' (dynamic quantisation) runs on the CPU only; got device={device!r}. "
+                          "Use --dtype float16 or bfloat16 on a GPU, or --device cpu.")
     return dtype
 
 
-def load_backend(model: str | Path | None = None, *, kind: str = "torch", **kwargs: Any) -> NLIBackend:
-    """Load an NLI backend: ``kind`` is ``"torch"``, ``"onnx"`` or ``"dummy"`` (tests, examples); ``model`` None = embedded default.
+#: keyword arguments both runtimes accept: with others (revision, trust_remote_code...) ``auto`` means torch.
+_SHARED_KWARGS = frozenset({"device", "dtype", "batch_size", "max_length", "label_map"})
 
-    ``device`` and ``dtype`` apply to the torch backend; the ONNX backend runs
-    on the CPU and refuses another device.
+
+def resolve_backend_kind(kind: str, *, model: str | Path | None = None, device: str = "cpu", dtype: str = "auto",
+                         mc_samples: int = 0, options: Sequence[str] = ()) -> str:
+    """The backend ``kind="auto"`` loads: ``onnx`` (the model's ``model.int8.onnx``) where it can run, else ``torch``.
+
+    ONNX int8 is the fastest path measured on CPU (docs/benchmarks.md, issue 15) at no dev AUC cost, and
+    loads without torch. It is picked when the device is the CPU, ``dtype`` is ``auto`` or ``int8``, no
+    Monte-Carlo dropout is asked for (``mc_samples``; ONNX has no dropout), onnxruntime is installed and the
+    model folder holds an int8 export (``veridic export onnx``). Any other kind is returned as it is.
+
+    >>> resolve_backend_kind("auto", mc_samples=15)
+    'torch'
     """
-    if kind not in _BACKENDS:
+    if kind != "auto":
+        return kind
+    if mc_samples or dtype not in ("auto", "int8") or set(options) - _SHARED_KWARGS or check_device(device) != "cpu":
+        return "torch"
+    if importlib.util.find_spec("onnxruntime") is None:
+        return "torch"
+    try:
+        ref, where = resolve_model_path(model)
+    except ModelLoadError:
+        return "torch"  # torch gives the full error
+    if where == "hub":
+        return "torch"
+    folder = Path(ref) / "onnx" if (Path(ref) / "onnx").is_dir() else Path(ref)
+    if not (folder / "model.int8.onnx").exists():
+        return "torch"
+    if _export_is_stale(Path(ref), folder):
+        log.warning("%s was exported from other weights than %s/model.safetensors (see %s); using torch. "
+                    "Re-export with: veridic export onnx --model %s --output %s", folder / "model.int8.onnx", ref, EXPORT_RECORD, ref, folder)
+        return "torch"
+    return "onnx"
+
+
+def load_backend(model: str | Path | None = None, *, kind: str = "torch", **kwargs: Any) -> NLIBackend:
+    """Load an NLI backend; ``model`` None = the embedded model.
+
+    ``kind``: ``"torch"`` (default here: it runs every option, Monte-Carlo dropout included), ``"onnx"``,
+    ``"auto"`` (ONNX int8 on the CPU when the model has an int8 export and onnxruntime is installed, else
+    torch; see :func:`resolve_backend_kind`; what :func:`veridic.score` and ``veridic score`` use) or
+    ``"dummy"`` (tests, examples). ``device`` and ``dtype`` apply to the torch backend; the ONNX backend
+    runs on the CPU and refuses another device.
+    """
+    if kind not in BACKEND_KINDS:
         raise ConfigError(f"Unknown backend kind {kind!r}; expected one of {', '.join(BACKEND_KINDS)}.")
+    if kind == "auto":
+        kind = resolve_backend_kind(kind, model=model, device=kwargs.get("device", "cpu"), dtype=kwargs.get("dtype", "auto"), options=list(kwargs))
+        if kind == "onnx" and kwargs.get("dtype", "auto") == "auto":
+            kwargs["dtype"] = "int8"
     if kind == "onnx":
         device = kwargs.pop("device", "cpu")
         if check_device(device) != "cpu":
             raise ConfigError(f"The onnx backend runs on the CPU; got device={device!r}. Use --backend torch for a GPU, or --device cpu.")
-        if kwargs.pop("dtype", "auto") not in ("auto", "float32"):
-            raise ConfigError("The onnx backend's precision is fixed at export (model.onnx fp32, model.int8.onnx int8); drop --dtype.")
+        dtype = kwargs.pop("dtype", "auto")
+        if dtype not in ("auto", "float32", "int8"):
+            raise ConfigError(f"The onnx backend runs float32 (model.onnx) or int8 (model.int8.onnx); got dtype={dtype!r}. Use --dtype int8, float32 or auto.")
+        if dtype != "auto" and "file" not in kwargs:
+            kwargs["file"] = "model.int8.onnx" if dtype == "int8" else "model.onnx"
     return _BACKENDS[kind](model, **kwargs)
 
 
@@ -607,7 +796,38 @@ def export_onnx(*, model: str | Path | None, out_dir: str | Path, quantize: bool
         src = Path(str(ref)) / extra
         if src.exists():
             shutil.copy(src, out / extra)
+    fingerprint = _weights_fingerprint(Path(str(ref)))
+    if fingerprint is not None:
+        # What backend="auto" checks before it prefers this export to the torch weights it was made from.
+        (out / EXPORT_RECORD).write_text(json.dumps({"weights": fingerprint}, indent=2) + "\n")
+        files["record"] = out / EXPORT_RECORD
     return files
+
+
+EXPORT_RECORD = "export.json"
+
+
+def _weights_fingerprint(folder: Path) -> str | None:
+    """Size and the first and last MiB of ``model.safetensors``: cheap, and changed by any retraining."""
+    f = folder / "model.safetensors"
+    if not f.is_file():
+        return None
+    size = f.stat().st_size
+    h = hashlib.sha256(str(size).encode())
+    with open(f, "rb") as fh:
+        h.update(fh.read(1 << 20))
+        fh.seek(max(0, size - (1 << 20)))
+        h.update(fh.read(1 << 20))
+    return f"{size}:{h.hexdigest()[:16]}"
+
+
+def _export_is_stale(model_dir: Path, onnx_dir: Path) -> bool:
+    """True when the export records weights other than those in ``model_dir`` (retrained, not re-exported)."""
+    record = _read_json(onnx_dir / EXPORT_RECORD).get("weights")
+    if record is None or onnx_dir == model_dir:
+        return False
+    current = _weights_fingerprint(model_dir)
+    return current is not None and current != record
 
 
 def _canonical_model_id(model_id: Any) -> Any:

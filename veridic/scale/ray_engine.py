@@ -160,7 +160,7 @@ def score_file_ray(
     output: str | Path,
     config: ScorerConfig | str | None = None,
     model: str | None = None,
-    backend: str = "torch",
+    backend: str = "auto",
     device: str = "cpu",
     dtype: str = "auto",
     batch_size: int = 32,
@@ -198,8 +198,7 @@ def score_file_ray(
     from veridic.registry import resolve_config
 
     cfg = resolve_config(config, **options)
-    check_device(device)
-    check_dtype(dtype)
+    check_dtype(dtype, device=check_device(device))
     if torch_threads is None:
         try:
             import torch
