@@ -249,3 +249,100 @@ def test_metrics_show_process_memory_cpu_and_open_requests():
     for name in ("process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds", "veridic_open_requests"):
         assert name in text, name
     assert "veridic_open_requests 1.0" in text  # the /metrics request itself
+
+
+# --- /v1/detect through the same scheduler -------------------------------------------------------------
+class SlowDetector:
+    """A detector that takes ``delay`` seconds, records each passage it judges and the thread that ran it."""
+
+    def __init__(self, delay: float = 0.0):
+        self.delay = delay
+        self.seen: list[tuple[str, str]] = []
+
+    def describe(self):
+        return {"detector": "slow"}
+
+    def detect(self, *, passage, evidence):
+        from veridic.detect.result import DetectionResult
+
+        time.sleep(self.delay)
+        self.seen.append((passage, threading.current_thread().name))
+        return DetectionResult(passage=passage, spans=(), edited=passage, tagged=passage, sentences=(), evidence=evidence)
+
+
+def test_detect_is_scheduled_with_score_requests_in_the_model_thread():
+    scorer, det = PairScorer(delay=0.05), SlowDetector()
+    app = create_app(scorer=scorer, detector=det, settings=ServiceSettings(timeout_s=30, max_pairs=64, batch_ms=0))
+    with TestClient(app) as c:
+        big = threading.Thread(target=c.post, args=("/v1/score",), kwargs={"json": {"pairs": [{"source": "A cat sat.", "claim": f"claim {i}."} for i in range(40)]}})
+        big.start()
+        time.sleep(0.3)
+        t0 = time.perf_counter()
+        r = c.post("/v1/detect", json={"passage": "A dog sat.", "evidence": "A cat sat."})
+        waited = time.perf_counter() - t0
+        big_still_running = big.is_alive()
+        big.join()
+    assert r.status_code == 200 and r.json()["passage"] == "A dog sat."
+    assert big_still_running
+    assert waited < 1.0  # fair share: the next turn, not after the big request's remaining ~1.7 s
+    assert det.seen[0][1].startswith("veridic-model")  # model work stays serialised in the one model thread
+
+
+def test_detect_over_the_token_budget_is_413_before_any_work():
+    det = SlowDetector()
+    app = create_app(scorer=PairScorer(), detector=det, settings=ServiceSettings(max_text_chars=5_000, max_request_tokens=20_000))
+    with TestClient(app) as c:
+        cjk = "猫が座った。" * 800
+        r = c.post("/v1/detect", json={"passage": "A. B. C. D. E.", "evidence": cjk})
+        assert r.status_code == 413 and "--max-request-tokens" in r.json()["error"]["message"], r.text
+        assert det.seen == []
+        assert c.post("/v1/detect", json={"passage": "A cat sat.", "evidence": cjk}).status_code == 200
+
+
+def test_detect_deadline_is_408_and_the_queued_detection_never_runs():
+    scorer, det = PairScorer(delay=1.0), SlowDetector()
+    app = create_app(scorer=scorer, detector=det, settings=ServiceSettings(timeout_s=0.3, batch_ms=0))
+    with TestClient(app) as c:
+        busy = threading.Thread(target=c.post, args=("/v1/score",), kwargs={"json": {"pairs": [{"source": "A cat sat.", "claim": "A cat sat."}]}})
+        busy.start()
+        time.sleep(0.1)  # the one-second pair holds the model
+        r = c.post("/v1/detect", json={"passage": "A dog sat.", "evidence": "A cat sat."})
+        busy.join()
+        time.sleep(0.2)
+        assert r.status_code == 408 and "Detection" in r.json()["error"]["message"], r.text
+        assert det.seen == []
+        m = c.get("/metrics").text
+        assert 'veridic_abandoned_requests_total{reason="deadline"}' in m and "veridic_dropped_pairs_total 1.0" in m
+
+
+def test_detect_client_disconnect_drops_the_detection():
+    scorer, det = PairScorer(delay=1.5), SlowDetector()
+    app = create_app(scorer=scorer, detector=det, settings=ServiceSettings(timeout_s=30, batch_ms=0))
+    with _Uvicorn(app) as srv:
+        busy = threading.Thread(target=httpx.post, args=(srv.url + "/v1/score",), kwargs={"json": {"pairs": [{"source": "A cat sat.", "claim": "A cat sat."}]}, "timeout": 10})
+        busy.start()
+        time.sleep(0.2)
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(srv.url + "/v1/detect", json={"passage": "A dog sat.", "evidence": "A cat sat."}, timeout=0.4)
+        busy.join()
+        time.sleep(0.5)  # the model is free again: a detection still queued would run now
+        assert det.seen == []
+        assert 'veridic_abandoned_requests_total{reason="client_disconnected"} 1.0' in httpx.get(srv.url + "/metrics").text
+
+
+def test_detect_counts_against_the_queue_limit():
+    scorer, det = PairScorer(delay=1.0), SlowDetector()
+    app = create_app(scorer=scorer, detector=det, settings=ServiceSettings(timeout_s=30, batch_ms=0, max_queue_pairs=2))
+    with TestClient(app) as c:
+        busy = threading.Thread(target=c.post, args=("/v1/score",), kwargs={"json": {"pairs": [{"source": "A cat sat.", "claim": "A cat sat."}]}})
+        busy.start()
+        time.sleep(0.1)
+        codes: list[int] = []
+        ts = [threading.Thread(target=lambda i=i: codes.append(c.post("/v1/detect", json={"passage": f"Dog {i} sat.", "evidence": "A cat sat."}).status_code))
+              for i in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        busy.join()
+    assert sorted(codes) == [200, 200, 503, 503], codes  # two wait their turn, the rest are told to retry
