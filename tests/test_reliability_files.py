@@ -324,3 +324,16 @@ def test_index_output_is_checked_before_any_work(tmp_path, monkeypatch):
     assert r.exit_code == 2 and "is a file" in r.output, r.output
     r = runner.invoke(app, ["build", "--corpus", str(corpus), "--out", str(tmp_path / "afile" / "idx"), "--no-dense"])
     assert r.exit_code == 2 and "is a file" in r.output, r.output
+
+
+def test_cli_one_pair_output_is_atomic_and_keeps_the_files_mode(tmp_path, tiny_nli_dir):
+    out = tmp_path / "verdict.json"
+    out.write_text("OLD")
+    out.chmod(0o600)
+    (tmp_path / "verdict.json.tmp").write_text("someone else's file")  # the old writer used this fixed name and clobbered it
+    r = _cli("score", "--model", str(tiny_nli_dir), "--method", "e-c", "--source", "A cat sat.", "--claim", "A cat sat.", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    assert json.loads(out.read_text())["method"] == "e-c"
+    assert out.stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "verdict.json.tmp").read_text() == "someone else's file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["verdict.json", "verdict.json.tmp"]

@@ -346,3 +346,13 @@ def test_detect_counts_against_the_queue_limit():
             t.join()
         busy.join()
     assert sorted(codes) == [200, 200, 503, 503], codes  # two wait their turn, the rest are told to retry
+
+
+def test_invisible_text_is_refused_before_the_model():
+    scorer, det = PairScorer(), SlowDetector()
+    with TestClient(create_app(scorer=scorer, detector=det)) as c:
+        r = c.post("/v1/score", json={"pairs": [{"source": "A cat sat.", "claim": "\u200b\u200d\ufeff"}]})
+        assert r.status_code == 422 and "pairs[0].claim is empty" in r.json()["error"]["message"], r.text
+        r = c.post("/v1/detect", json={"passage": "\u200b\u200b", "evidence": "A cat sat."})
+        assert r.status_code == 422 and "passage is empty" in r.json()["error"]["message"], r.text
+    assert scorer.scored == [] and det.seen == []  # never reached the model (nor shared a batch with others)

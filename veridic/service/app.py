@@ -56,7 +56,7 @@ from veridic.service.schemas import (
     VerdictModel,
 )
 from veridic.service.settings import ServiceSettings, estimate_pair_cost
-from veridic.types import normalise_context
+from veridic.types import is_blank, normalise_context
 
 try:
     import prometheus_client as prom
@@ -248,8 +248,8 @@ def _check_text(value: str, *, what: str, limit: int) -> None:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ServiceError(422, "input_error", f"{what} holds an unpaired surrogate (\\u{ord(value[exc.start]):04x} at character {exc.start}); send valid Unicode text.") from None
-    if not value.strip():
-        raise ServiceError(422, "input_error", f"{what} is empty; veridic does not judge empty text. Remove the pair or fill it in.")
+    if is_blank(value):  # zero-width and other invisible format characters count as empty, as in the library
+        raise ServiceError(422, "input_error", f"{what} is empty (or only invisible characters); veridic does not judge empty text. Remove the pair or fill it in.")
 
 
 def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSettings | None = None, title: str = "veridic") -> FastAPI:
