@@ -271,7 +271,7 @@ class SlowDetector:
 
 
 def test_detect_is_scheduled_with_score_requests_in_the_model_thread():
-    scorer, det = PairScorer(delay=0.05), SlowDetector()
+    scorer, det = PairScorer(delay=0.1), SlowDetector()
     app = create_app(scorer=scorer, detector=det, settings=ServiceSettings(timeout_s=30, max_pairs=64, batch_ms=0))
     with TestClient(app) as c:
         big = threading.Thread(target=c.post, args=("/v1/score",), kwargs={"json": {"pairs": [{"source": "A cat sat.", "claim": f"claim {i}."} for i in range(40)]}})
@@ -283,8 +283,8 @@ def test_detect_is_scheduled_with_score_requests_in_the_model_thread():
         big_still_running = big.is_alive()
         big.join()
     assert r.status_code == 200 and r.json()["passage"] == "A dog sat."
-    assert big_still_running
-    assert waited < 1.0  # fair share: the next turn, not after the big request's remaining ~1.7 s
+    assert big_still_running and len(scorer.scored) == 40
+    assert waited < 2.0  # fair share: the next turn, not after the big request's remaining ~3.7 s
     assert det.seen[0][1].startswith("veridic-model")  # model work stays serialised in the one model thread
 
 
@@ -356,3 +356,50 @@ def test_invisible_text_is_refused_before_the_model():
         r = c.post("/v1/detect", json={"passage": "\u200b\u200b", "evidence": "A cat sat."})
         assert r.status_code == 422 and "passage is empty" in r.json()["error"]["message"], r.text
     assert scorer.scored == [] and det.seen == []  # never reached the model (nor shared a batch with others)
+
+
+# --- express lane: a second model copy for cheap pairs while the main one is busy ---------------------
+def test_express_lane_answers_cheap_pairs_while_the_main_lane_is_busy():
+    def main(items):
+        time.sleep(0.05 * sum(items))  # the cost is the item
+        return [("main", x) for x in items]
+
+    def express(items):
+        return [("express", x) for x in items]
+
+    async def run():
+        b = MicroBatcher(score_fn=main, max_pairs=8, max_wait_ms=0, cost_fn=float, max_batch_cost=100, express_fn=express, express_max_cost=5,
+                         express_ok=lambda x: x != 3)
+        big = asyncio.ensure_future(b.submit([20, 20]))  # two 1-second pairs, one per main batch
+        await asyncio.sleep(0.1)
+        t0 = time.perf_counter()
+        cheap = await b.submit([1, 2])
+        waited = time.perf_counter() - t0
+        costly = asyncio.ensure_future(b.submit([9]))  # over express_max_cost: only the main lane takes it
+        refused = asyncio.ensure_future(b.submit([3]))  # express_ok says no
+        out = await asyncio.gather(big, costly, refused)
+        await b.stop()
+        return cheap, waited, out, b.express_batches
+
+    cheap, waited, (big, costly, refused), n_express = asyncio.run(run())
+    assert cheap == [("express", 1), ("express", 2)] and waited < 0.5  # not behind the 1-second pair in flight
+    assert big == [("main", 20), ("main", 20)] and costly == [("main", 9)] and refused == [("main", 3)]
+    assert n_express == 1
+
+
+def test_express_lane_in_the_service_gives_the_same_verdicts():
+    main, express = PairScorer(delay=1.0), PairScorer()
+    app = create_app(scorer=main, express_scorer=express, settings=ServiceSettings(batch_ms=0, express_tokens=64))
+    small = {"source": "A cat sat on the mat.", "claim": "A cat sat."}
+    with TestClient(app) as c:
+        busy = threading.Thread(target=c.post, args=("/v1/score",), kwargs={"json": {"pairs": [{"source": "A cat sat. " * 30, "claim": "A dog sat."}]}})
+        busy.start()
+        time.sleep(0.2)
+        t0 = time.perf_counter()
+        r = c.post("/v1/score", json={"pairs": [small]})
+        waited = time.perf_counter() - t0
+        busy.join()
+        alone = c.post("/v1/score", json={"pairs": [small]})
+    assert r.status_code == 200 and waited < 0.8, (r.text, waited)
+    assert express.scored == ["A cat sat."] and main.scored.count("A cat sat.") == 1
+    assert r.json()["verdicts"] == alone.json()["verdicts"]  # the express copy gives the main copy's verdict

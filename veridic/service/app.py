@@ -252,13 +252,18 @@ def _check_text(value: str, *, what: str, limit: int) -> None:
         raise ServiceError(422, "input_error", f"{what} is empty (or only invisible characters); veridic does not judge empty text. Remove the pair or fill it in.")
 
 
-def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSettings | None = None, title: str = "veridic") -> FastAPI:
+def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSettings | None = None, title: str = "veridic",
+               express_scorer: Any | None = None) -> FastAPI:
     """Build the service over an already-loaded ``scorer`` (and optional ``detector``).
 
     ``scorer`` has ``score(*, sources, claims, contexts)`` and ``describe()``
     (:class:`veridic.nli.NLIScorer`, :class:`veridic.nli.hybrid.HybridScorer`);
     ``detector`` is a :class:`veridic.detect.HallucinationDetector` or None
-    (``/v1/detect`` then answers 503).
+    (``/v1/detect`` then answers 503). ``express_scorer``: the same scorer
+    over its *own* backend (a second model copy: two threads never share a
+    tokenizer or model), which scores cheap pairs (at most
+    ``settings.express_tokens``) of the server's configuration while the main
+    model thread is busy with a large one (``veridic serve --express-lane``).
     """
     if _MISSING is not None:
         raise MissingDependencyError(_MISSING.name or "fastapi", extra="service", purpose="The HTTP service")
@@ -287,6 +292,9 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
                 out[i] = v
         return out
 
+    def express_pairs(items: list[Any]):
+        return list(express_scorer.score(sources=[p[0] for p in items], claims=[p[1] for p in items], contexts=[p[2] for p in items]))
+
     batcher = MicroBatcher(
         score_fn=score_pairs,
         max_pairs=settings.max_batch if settings.batching else 1,
@@ -295,6 +303,10 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
         on_batch=metrics.observe_batch,
         max_batch_cost=settings.max_batch_tokens,
         on_drop=metrics.dropped.inc,
+        express_fn=None if express_scorer is None else express_pairs,
+        express_max_cost=settings.express_tokens,
+        # only the server's own configuration (the express copy has no per-request variants), never a detection
+        express_ok=lambda item: not isinstance(item, _Detection) and item[3] is None,
     )
 
     @asynccontextmanager
