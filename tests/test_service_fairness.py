@@ -403,3 +403,21 @@ def test_express_lane_in_the_service_gives_the_same_verdicts():
     assert r.status_code == 200 and waited < 0.8, (r.text, waited)
     assert express.scored == ["A cat sat."] and main.scored.count("A cat sat.") == 1
     assert r.json()["verdicts"] == alone.json()["verdicts"]  # the express copy gives the main copy's verdict
+
+
+def test_express_lane_stays_idle_beside_cheap_batches():
+    def main(items):
+        time.sleep(0.2)
+        return [("main", x) for x in items]
+
+    async def run():
+        b = MicroBatcher(score_fn=main, max_pairs=8, max_wait_ms=0, cost_fn=float, express_fn=lambda items: [("express", x) for x in items],
+                         express_max_cost=5)
+        first = asyncio.ensure_future(b.submit([4]))  # cheap: the main lane is busy, but not with a large pair
+        await asyncio.sleep(0.05)
+        second = await b.submit([1])
+        await first
+        await b.stop()
+        return second, b.express_batches
+
+    assert asyncio.run(run()) == ([("main", 1)], 0)

@@ -84,7 +84,8 @@ class MicroBatcher:
     pairs dropped because their request was cancelled.
 
     ``express_fn``: a second scorer (its own model copy, its own thread) that
-    runs *while the main lane is busy*, taking only cheap pairs — each at most
+    runs *while the main lane is busy with a costly pair* (one over
+    ``express_max_cost``), taking only cheap pairs — each at most
     ``express_max_cost`` and together at most that — for which
     ``express_ok(pair)`` holds. A one-pair request then waits neither for the
     large pair in flight nor for the one after it; without ``express_fn`` it
@@ -123,6 +124,7 @@ class MicroBatcher:
         self._express_executor = (concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="veridic-express")
                                   if express_fn is not None else None)
         self._lanes: dict[str, asyncio.Task | None] = {"main": None, "express": None}
+        self._main_is_costly = False
         self.express_batches = 0
         self.queued_pairs = 0
         self.batches = 0
@@ -260,10 +262,13 @@ class MicroBatcher:
             batch: list[tuple[_Request, int]] = []
             if self._lanes["main"] is None:
                 lane, batch = "main", self._form_batch()
-            elif self._lanes["express"] is None and self.express_fn is not None:
+            elif self._lanes["express"] is None and self.express_fn is not None and self._main_is_costly:
+                # only beside a large pair: beside a batch of cheap ones, waiting for it is quicker than splitting the CPU
                 lane, batch = "express", self._form_batch(express=True)
             if batch:
                 assert lane is not None
+                if lane == "main":
+                    self._main_is_costly = any(req.costs[i] > self.express_max_cost for req, i in batch)
                 self._lanes[lane] = loop.create_task(self._execute(lane, batch), name=f"veridic-{lane}-batch")
                 continue
             # nothing can start now (both lanes busy, or only pairs the express lane may not take): wait for a lane or an arrival
