@@ -68,30 +68,32 @@ def test_ray_matches_single_process_bit_for_bit_and_resumes(local_ray, tiny_nli_
 
 
 @pytest.mark.slow
-def test_an_interrupted_run_leaves_the_earlier_output_untouched(local_ray, tiny_nli_dir, tmp_path, monkeypatch):
-    import tqdm.auto
+def test_an_interrupted_run_leaves_the_earlier_output_untouched(local_ray, tiny_nli_dir, tiny_backend, tmp_path, monkeypatch):
+    from veridic.scale import ray_engine
 
+    rows = _rows(12)
     inp = tmp_path / "in.jsonl"
-    write_records(inp, _rows(6))
+    write_records(inp, rows)
     out = tmp_path / "out.jsonl"
-    score_file_ray(input=inp, output=out, model=str(tiny_nli_dir), method="e-c", chunk_rows=2, actors=1)
-    write_records(inp, _rows(12))  # more rows: the rerun appends chunks
+    earlier = score_file(scorer=NLIScorer(backend=tiny_backend, method="e-c"), input=inp, output=tmp_path / "ref.jsonl")
+    assert earlier == 12
+    done = [dict(r, row_id=f"r{i}") for i, r in enumerate(read_records(tmp_path / "ref.jsonl"))][:6]
+    write_records(out, done)  # an earlier run's output: 6 of the 12 rows
     before = out.read_bytes()
 
-    class Interrupted(tqdm.auto.tqdm):
-        def update(self, n=1):
-            super().update(n)
-            raise KeyboardInterrupt  # the user stops the run after its first new chunk
+    def killed(*a, **k):
+        raise KeyboardInterrupt  # the run is stopped after scoring, before the output is written
 
-    monkeypatch.setattr(tqdm.auto, "tqdm", Interrupted)
+    monkeypatch.setattr(ray_engine, "_finish", killed)
     with pytest.raises(KeyboardInterrupt):
-        score_file_ray(input=inp, output=out, model=str(tiny_nli_dir), method="e-c", chunk_rows=2, actors=1, progress=True)
+        score_file_ray(input=inp, output=out, model=str(tiny_nli_dir), method="e-c", chunk_rows=2, actors=1)
     assert out.read_bytes() == before  # the earlier output is whole, not appended to in place
-    assert len((tmp_path / "out.jsonl.partial.jsonl").read_text().splitlines()) == 2
+    assert len((tmp_path / "out.jsonl.partial.jsonl").read_text().splitlines()) == 6
     monkeypatch.undo()
-    rep = score_file_ray(input=inp, output=out, model=str(tiny_nli_dir), method="e-c", chunk_rows=2, actors=1)
-    assert rep.already_done == 8 and rep.written == 4
+    rep = score_file_ray(input=inp, output=out, model=str(tiny_nli_dir), method="e-c", chunk_rows=2)  # nothing left to score: no Ray work
+    assert rep.already_done == 12 and rep.chunks_scored == 0
     assert [r["row_id"] for r in read_records(out)] == [f"r{i}" for i in range(12)]
+    assert not (tmp_path / "out.jsonl.partial.jsonl").exists()
 
 
 @pytest.mark.slow
