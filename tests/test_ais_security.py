@@ -165,6 +165,35 @@ def test_throttle_memory_is_bounded():
     assert len(t) == 100
 
 
+def test_concurrent_logins_hash_at_most_four_passwords_at_once(store, monkeypatch):
+    # 40 concurrent logins once ran 40 scrypt checks (16 MiB each) side by side: 235 -> 746 MiB.
+    import threading
+
+    running, peak, lock = [0], [0], threading.Lock()
+    real = store.authenticate
+
+    def counted(name, password):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        try:
+            time.sleep(0.05)
+            return real(name, password)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(store, "authenticate", counted)
+    c = _client(store)
+    codes: list[int] = []
+    ts = [threading.Thread(target=lambda: codes.append(c.post("/login", data={"name": "alice", "password": "pw-alice"}).status_code)) for _ in range(16)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert codes == [303] * 16 and 1 < peak[0] <= 4, (codes, peak)
+
+
 # --- import / export / admin / CLI -------------------------------------------------------------
 def test_reimport_is_a_clear_error(store, tmp_path):
     items = tmp_path / "items.jsonl"

@@ -194,3 +194,146 @@ def test_default_source_guard_is_two_million():
     record_to_pair({"source": "a" * 2_000_000, "claim": "a"})
     with pytest.raises(DataFormatError, match="2,000,001 characters"):
         record_to_pair({"source": "a" * 2_000_001, "claim": "a"})
+
+
+# --- the Ray engine writes its output only when complete, atomically --------------------------------
+def _no_ray(monkeypatch):
+    pytest.importorskip("ray")
+    from veridic.scale import ray_engine
+
+    def refuse(*a, **k):
+        raise AssertionError("Ray was started")
+
+    monkeypatch.setattr(ray_engine, "_init_ray", refuse)
+    return ray_engine
+
+
+def test_ray_empty_input_is_an_error_and_the_old_output_survives(tmp_path, monkeypatch):
+    ray_engine = _no_ray(monkeypatch)
+    (tmp_path / "empty.jsonl").write_text("")
+    for name in ("o.jsonl", "o.parquet"):
+        out = tmp_path / name
+        out.write_bytes(b"OLD\n")
+        with pytest.raises(InputError, match="holds no rows"):
+            ray_engine.score_file_ray(input=tmp_path / "empty.jsonl", output=out)
+        assert out.read_bytes() == b"OLD\n"
+
+
+def test_ray_output_under_a_file_fails_before_reading_or_ray(tmp_path, monkeypatch):
+    ray_engine = _no_ray(monkeypatch)
+    inp = _jsonl(tmp_path / "in.jsonl", [ROW] * 3)
+    (tmp_path / "file.jsonl").write_text("x")
+    with pytest.raises(InputError, match="is a file"):
+        ray_engine.score_file_ray(input=inp, output=tmp_path / "file.jsonl" / "out.jsonl")
+
+
+def _scored_rows(rows):
+    from veridic.scale import row_ids
+    from veridic.scoring_files import score_rows
+
+    return [{**r, "row_id": i} for r, i in zip(score_rows(scorer=_scorer(), rows=[dict(r) for r in rows]), row_ids(rows))]
+
+
+def test_ray_output_is_written_whole_from_the_checkpoint(tmp_path, monkeypatch):
+    # A run cut off after two of three rows left them in the checkpoint; the output itself was never touched.
+    # Resuming (no chunk left to score, so no Ray) merges earlier output + checkpoint in input order, atomically.
+    ray_engine = _no_ray(monkeypatch)
+    rows = [dict(ROW, id=f"r{i}", claim=f"The cat sat {i} times.") for i in range(3)]
+    inp = _jsonl(tmp_path / "in.jsonl", rows)
+    scored = _scored_rows(rows)
+    out = tmp_path / "out.jsonl"
+    _jsonl(out, [scored[1]])  # an earlier (resumable) output
+    _jsonl(tmp_path / "out.jsonl.partial.jsonl", [scored[2], scored[0]])
+    rep = ray_engine.score_file_ray(input=inp, output=out, chunk_rows=1)
+    assert rep.already_done == 3 and rep.chunks_scored == 0
+    assert [r["row_id"] for r in read_records(out)] == ["r0", "r1", "r2"]
+    assert not (tmp_path / "out.jsonl.partial.jsonl").exists()
+
+
+def test_ray_failed_final_write_keeps_the_output_and_the_checkpoint(tmp_path, monkeypatch):
+    ray_engine = _no_ray(monkeypatch)
+    rows = [dict(ROW, id=f"r{i}", claim=f"The cat sat {i} times.") for i in range(2)]
+    inp = _jsonl(tmp_path / "in.jsonl", rows)
+    scored = _scored_rows(rows)
+    scored[1]["meta"] = "text"  # mixed column types: Parquet refuses the rows at the final write
+    scored[0]["meta"] = {"k": 1}
+    out = tmp_path / "out.parquet"
+    ck = _jsonl(tmp_path / "out.parquet.partial.jsonl", scored)
+    before = ck.read_bytes()
+    with pytest.raises(DataFormatError):
+        ray_engine.score_file_ray(input=inp, output=out, chunk_rows=1)
+    assert not out.exists() and ck.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+# --- the evidence index is replaced as a whole or not at all ----------------------------------------
+def _index(texts):
+    from veridic.retrieve import Document, EvidenceIndex
+
+    return EvidenceIndex.build(documents=[Document(doc_id=f"d{i}", text=t) for i, t in enumerate(texts)], encoder=None)
+
+
+def test_index_save_failure_keeps_the_earlier_index_whole(tmp_path, monkeypatch):
+    from veridic.retrieve import EvidenceIndex
+    from veridic.retrieve import index as index_mod
+
+    out = tmp_path / "idx"
+    _index(["Paris is in France.", "Rome is in Italy."]).save(out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def disk_full(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(index_mod.np, "savez", disk_full)
+    with pytest.raises(OSError):
+        _index(["Berlin is in Germany."]).save(out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # not index.json/passages.jsonl of the new one
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]  # no temp folder left behind
+    monkeypatch.undo()
+    assert [h.doc_id for h in EvidenceIndex.load(out).search(query="Rome", k=1, mode="bm25")] == ["d1"]
+
+
+def test_index_save_replaces_an_earlier_index(tmp_path):
+    from veridic.retrieve import EvidenceIndex
+
+    out = tmp_path / "idx"
+    _index(["Paris is in France."]).save(out)
+    (out / "dense.npy").write_bytes(b"stale")  # an earlier dense index: the lexical rebuild must not keep it
+    _index(["Berlin is in Germany.", "Rome is in Italy."]).save(out)
+    assert not (out / "dense.npy").exists() and len(EvidenceIndex.load(out)) == 2
+
+
+def test_index_output_is_checked_before_any_work(tmp_path, monkeypatch):
+    from veridic.retrieve import index as index_mod
+    from veridic.retrieve.cli import app
+
+    corpus = _jsonl(tmp_path / "c.jsonl", [{"id": "a", "text": "Paris is in France."}])
+    mine = tmp_path / "notes"
+    mine.mkdir()
+    (mine / "todo.txt").write_text("keep me")
+    (tmp_path / "afile").write_text("x")
+
+    def no_work(*a, **k):
+        raise AssertionError("the corpus was indexed before the output was checked")
+
+    monkeypatch.setattr(index_mod.EvidenceIndex, "build", no_work)
+    r = runner.invoke(app, ["build", "--corpus", str(corpus), "--out", str(mine), "--no-dense"])
+    assert r.exit_code == 2 and "todo.txt" in r.output and "new or empty folder" in r.output, r.output
+    assert (mine / "todo.txt").read_text() == "keep me"
+    r = runner.invoke(app, ["build", "--corpus", str(corpus), "--out", str(tmp_path / "afile"), "--no-dense"])
+    assert r.exit_code == 2 and "is a file" in r.output, r.output
+    r = runner.invoke(app, ["build", "--corpus", str(corpus), "--out", str(tmp_path / "afile" / "idx"), "--no-dense"])
+    assert r.exit_code == 2 and "is a file" in r.output, r.output
+
+
+def test_cli_one_pair_output_is_atomic_and_keeps_the_files_mode(tmp_path, tiny_nli_dir):
+    out = tmp_path / "verdict.json"
+    out.write_text("OLD")
+    out.chmod(0o600)
+    (tmp_path / "verdict.json.tmp").write_text("someone else's file")  # the old writer used this fixed name and clobbered it
+    r = _cli("score", "--model", str(tiny_nli_dir), "--method", "e-c", "--source", "A cat sat.", "--claim", "A cat sat.", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    assert json.loads(out.read_text())["method"] == "e-c"
+    assert out.stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "verdict.json.tmp").read_text() == "someone else's file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["verdict.json", "verdict.json.tmp"]

@@ -55,14 +55,45 @@ def test_ray_matches_single_process_bit_for_bit_and_resumes(local_ray, tiny_nli_
     assert [g["row_id"] for g in got] == [f"r{i}" for i in range(23)]  # input order
     assert _strip(got) == list(read_records(ref))  # identical verdicts, not just close
 
-    # Simulate a crash: keep 7 rows (a partial chunk) and half a line, then resume.
+    # Simulate a crash: the checkpoint kept 7 rows (a partial chunk) and half a line; the output was never written.
     lines = out.read_text().splitlines(keepends=True)
-    out.write_text("".join(lines[:7]) + lines[7][:30])
+    out.unlink()
+    (tmp_path / "out.jsonl.partial.jsonl").write_text("".join(lines[:7]) + lines[7][:30])
     rep2 = score_file_ray(input=inp, output=out, model=str(tiny_nli_dir), method="e-c", batch_size=8, chunk_rows=5, actors=2)
     assert rep2.already_done == 7 and rep2.written == 16 and rep2.chunks_scored == 4  # chunk 0 skipped, chunk 1 rescored whole
     assert _strip(list(read_records(out))) == list(read_records(ref))
     rep3 = score_file_ray(input=inp, output=out, model=str(tiny_nli_dir), method="e-c", chunk_rows=5)
     assert rep3.written == 0 and rep3.chunks_scored == 0
+    assert not (tmp_path / "out.jsonl.partial.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_leaves_the_earlier_output_untouched(local_ray, tiny_nli_dir, tiny_backend, tmp_path, monkeypatch):
+    from veridic.scale import ray_engine
+
+    rows = _rows(12)
+    inp = tmp_path / "in.jsonl"
+    write_records(inp, rows)
+    out = tmp_path / "out.jsonl"
+    earlier = score_file(scorer=NLIScorer(backend=tiny_backend, method="e-c"), input=inp, output=tmp_path / "ref.jsonl")
+    assert earlier == 12
+    done = [dict(r, row_id=f"r{i}") for i, r in enumerate(read_records(tmp_path / "ref.jsonl"))][:6]
+    write_records(out, done)  # an earlier run's output: 6 of the 12 rows
+    before = out.read_bytes()
+
+    def killed(*a, **k):
+        raise KeyboardInterrupt  # the run is stopped after scoring, before the output is written
+
+    monkeypatch.setattr(ray_engine, "_finish", killed)
+    with pytest.raises(KeyboardInterrupt):
+        score_file_ray(input=inp, output=out, model=str(tiny_nli_dir), method="e-c", chunk_rows=2, actors=1)
+    assert out.read_bytes() == before  # the earlier output is whole, not appended to in place
+    assert len((tmp_path / "out.jsonl.partial.jsonl").read_text().splitlines()) == 6
+    monkeypatch.undo()
+    rep = score_file_ray(input=inp, output=out, model=str(tiny_nli_dir), method="e-c", chunk_rows=2)  # nothing left to score: no Ray work
+    assert rep.already_done == 12 and rep.chunks_scored == 0
+    assert [r["row_id"] for r in read_records(out)] == [f"r{i}" for i in range(12)]
+    assert not (tmp_path / "out.jsonl.partial.jsonl").exists()
 
 
 @pytest.mark.slow

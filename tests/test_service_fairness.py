@@ -249,3 +249,175 @@ def test_metrics_show_process_memory_cpu_and_open_requests():
     for name in ("process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds", "veridic_open_requests"):
         assert name in text, name
     assert "veridic_open_requests 1.0" in text  # the /metrics request itself
+
+
+# --- /v1/detect through the same scheduler -------------------------------------------------------------
+class SlowDetector:
+    """A detector that takes ``delay`` seconds, records each passage it judges and the thread that ran it."""
+
+    def __init__(self, delay: float = 0.0):
+        self.delay = delay
+        self.seen: list[tuple[str, str]] = []
+
+    def describe(self):
+        return {"detector": "slow"}
+
+    def detect(self, *, passage, evidence):
+        from veridic.detect.result import DetectionResult
+
+        time.sleep(self.delay)
+        self.seen.append((passage, threading.current_thread().name))
+        return DetectionResult(passage=passage, spans=(), edited=passage, tagged=passage, sentences=(), evidence=evidence)
+
+
+def test_detect_is_scheduled_with_score_requests_in_the_model_thread():
+    scorer, det = PairScorer(delay=0.1), SlowDetector()
+    app = create_app(scorer=scorer, detector=det, settings=ServiceSettings(timeout_s=30, max_pairs=64, batch_ms=0))
+    with TestClient(app) as c:
+        big = threading.Thread(target=c.post, args=("/v1/score",), kwargs={"json": {"pairs": [{"source": "A cat sat.", "claim": f"claim {i}."} for i in range(40)]}})
+        big.start()
+        time.sleep(0.3)
+        t0 = time.perf_counter()
+        r = c.post("/v1/detect", json={"passage": "A dog sat.", "evidence": "A cat sat."})
+        waited = time.perf_counter() - t0
+        big_still_running = big.is_alive()
+        big.join()
+    assert r.status_code == 200 and r.json()["passage"] == "A dog sat."
+    assert big_still_running and len(scorer.scored) == 40
+    assert waited < 2.0  # fair share: the next turn, not after the big request's remaining ~3.7 s
+    assert det.seen[0][1].startswith("veridic-model")  # model work stays serialised in the one model thread
+
+
+def test_detect_over_the_token_budget_is_413_before_any_work():
+    det = SlowDetector()
+    app = create_app(scorer=PairScorer(), detector=det, settings=ServiceSettings(max_text_chars=5_000, max_request_tokens=20_000))
+    with TestClient(app) as c:
+        cjk = "猫が座った。" * 800
+        r = c.post("/v1/detect", json={"passage": "A. B. C. D. E.", "evidence": cjk})
+        assert r.status_code == 413 and "--max-request-tokens" in r.json()["error"]["message"], r.text
+        assert det.seen == []
+        assert c.post("/v1/detect", json={"passage": "A cat sat.", "evidence": cjk}).status_code == 200
+
+
+def test_detect_deadline_is_408_and_the_queued_detection_never_runs():
+    scorer, det = PairScorer(delay=1.0), SlowDetector()
+    app = create_app(scorer=scorer, detector=det, settings=ServiceSettings(timeout_s=0.3, batch_ms=0))
+    with TestClient(app) as c:
+        busy = threading.Thread(target=c.post, args=("/v1/score",), kwargs={"json": {"pairs": [{"source": "A cat sat.", "claim": "A cat sat."}]}})
+        busy.start()
+        time.sleep(0.1)  # the one-second pair holds the model
+        r = c.post("/v1/detect", json={"passage": "A dog sat.", "evidence": "A cat sat."})
+        busy.join()
+        time.sleep(0.2)
+        assert r.status_code == 408 and "Detection" in r.json()["error"]["message"], r.text
+        assert det.seen == []
+        m = c.get("/metrics").text
+        assert 'veridic_abandoned_requests_total{reason="deadline"}' in m and "veridic_dropped_pairs_total 1.0" in m
+
+
+def test_detect_client_disconnect_drops_the_detection():
+    scorer, det = PairScorer(delay=1.5), SlowDetector()
+    app = create_app(scorer=scorer, detector=det, settings=ServiceSettings(timeout_s=30, batch_ms=0))
+    with _Uvicorn(app) as srv:
+        busy = threading.Thread(target=httpx.post, args=(srv.url + "/v1/score",), kwargs={"json": {"pairs": [{"source": "A cat sat.", "claim": "A cat sat."}]}, "timeout": 10})
+        busy.start()
+        time.sleep(0.2)
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(srv.url + "/v1/detect", json={"passage": "A dog sat.", "evidence": "A cat sat."}, timeout=0.4)
+        busy.join()
+        time.sleep(0.5)  # the model is free again: a detection still queued would run now
+        assert det.seen == []
+        assert 'veridic_abandoned_requests_total{reason="client_disconnected"} 1.0' in httpx.get(srv.url + "/metrics").text
+
+
+def test_detect_counts_against_the_queue_limit():
+    scorer, det = PairScorer(delay=1.0), SlowDetector()
+    app = create_app(scorer=scorer, detector=det, settings=ServiceSettings(timeout_s=30, batch_ms=0, max_queue_pairs=2))
+    with TestClient(app) as c:
+        busy = threading.Thread(target=c.post, args=("/v1/score",), kwargs={"json": {"pairs": [{"source": "A cat sat.", "claim": "A cat sat."}]}})
+        busy.start()
+        time.sleep(0.1)
+        codes: list[int] = []
+        ts = [threading.Thread(target=lambda i=i: codes.append(c.post("/v1/detect", json={"passage": f"Dog {i} sat.", "evidence": "A cat sat."}).status_code))
+              for i in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        busy.join()
+    assert sorted(codes) == [200, 200, 503, 503], codes  # two wait their turn, the rest are told to retry
+
+
+def test_invisible_text_is_refused_before_the_model():
+    scorer, det = PairScorer(), SlowDetector()
+    with TestClient(create_app(scorer=scorer, detector=det)) as c:
+        r = c.post("/v1/score", json={"pairs": [{"source": "A cat sat.", "claim": "\u200b\u200d\ufeff"}]})
+        assert r.status_code == 422 and "pairs[0].claim is empty" in r.json()["error"]["message"], r.text
+        r = c.post("/v1/detect", json={"passage": "\u200b\u200b", "evidence": "A cat sat."})
+        assert r.status_code == 422 and "passage is empty" in r.json()["error"]["message"], r.text
+    assert scorer.scored == [] and det.seen == []  # never reached the model (nor shared a batch with others)
+
+
+# --- express lane: a second model copy for cheap pairs while the main one is busy ---------------------
+def test_express_lane_answers_cheap_pairs_while_the_main_lane_is_busy():
+    def main(items):
+        time.sleep(0.05 * sum(items))  # the cost is the item
+        return [("main", x) for x in items]
+
+    def express(items):
+        return [("express", x) for x in items]
+
+    async def run():
+        b = MicroBatcher(score_fn=main, max_pairs=8, max_wait_ms=0, cost_fn=float, max_batch_cost=100, express_fn=express, express_max_cost=5,
+                         express_ok=lambda x: x != 3)
+        big = asyncio.ensure_future(b.submit([20, 20]))  # two 1-second pairs, one per main batch
+        await asyncio.sleep(0.1)
+        t0 = time.perf_counter()
+        cheap = await b.submit([1, 2])
+        waited = time.perf_counter() - t0
+        costly = asyncio.ensure_future(b.submit([9]))  # over express_max_cost: only the main lane takes it
+        refused = asyncio.ensure_future(b.submit([3]))  # express_ok says no
+        out = await asyncio.gather(big, costly, refused)
+        await b.stop()
+        return cheap, waited, out, b.express_batches
+
+    cheap, waited, (big, costly, refused), n_express = asyncio.run(run())
+    assert cheap == [("express", 1), ("express", 2)] and waited < 0.5  # not behind the 1-second pair in flight
+    assert big == [("main", 20), ("main", 20)] and costly == [("main", 9)] and refused == [("main", 3)]
+    assert n_express == 1
+
+
+def test_express_lane_in_the_service_gives_the_same_verdicts():
+    main, express = PairScorer(delay=1.0), PairScorer()
+    app = create_app(scorer=main, express_scorer=express, settings=ServiceSettings(batch_ms=0, express_tokens=64))
+    small = {"source": "A cat sat on the mat.", "claim": "A cat sat."}
+    with TestClient(app) as c:
+        busy = threading.Thread(target=c.post, args=("/v1/score",), kwargs={"json": {"pairs": [{"source": "A cat sat. " * 30, "claim": "A dog sat."}]}})
+        busy.start()
+        time.sleep(0.2)
+        t0 = time.perf_counter()
+        r = c.post("/v1/score", json={"pairs": [small]})
+        waited = time.perf_counter() - t0
+        busy.join()
+        alone = c.post("/v1/score", json={"pairs": [small]})
+    assert r.status_code == 200 and waited < 0.8, (r.text, waited)
+    assert express.scored == ["A cat sat."] and main.scored.count("A cat sat.") == 1
+    assert r.json()["verdicts"] == alone.json()["verdicts"]  # the express copy gives the main copy's verdict
+
+
+def test_express_lane_stays_idle_beside_cheap_batches():
+    def main(items):
+        time.sleep(0.2)
+        return [("main", x) for x in items]
+
+    async def run():
+        b = MicroBatcher(score_fn=main, max_pairs=8, max_wait_ms=0, cost_fn=float, express_fn=lambda items: [("express", x) for x in items],
+                         express_max_cost=5)
+        first = asyncio.ensure_future(b.submit([4]))  # cheap: the main lane is busy, but not with a large pair
+        await asyncio.sleep(0.05)
+        second = await b.submit([1])
+        await first
+        await b.stop()
+        return second, b.express_batches
+
+    assert asyncio.run(run()) == ([("main", 1)], 0)

@@ -209,11 +209,10 @@ if typer is not None:
 
         verdict = load_scorer(cfg, reuse=False, **load).score(sources=[src], claims=[clm], contexts=[ctx])[0]
         if output not in (None, "-"):
-            import os
+            from veridic.io.atomic import atomic_write_text
 
-            tmp = Path(output).with_name(Path(output).name + ".tmp")
-            tmp.write_text(json.dumps(verdict.to_dict(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-            os.replace(tmp, output)  # a crash leaves the old file or the new one, never half of one
+            # a crash leaves the old file or the new one, never half of one (unique temp name, fsynced, mode kept)
+            atomic_write_text(output, json.dumps(verdict.to_dict(), ensure_ascii=False, indent=2) + "\n")
         elif as_json or output == "-":
             typer.echo(json.dumps(verdict.to_dict(), ensure_ascii=False, indent=2))
         else:

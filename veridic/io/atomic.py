@@ -28,7 +28,7 @@ from typing import IO, Any
 
 from veridic.errors import InputError
 
-__all__ = ["atomic_open", "atomic_path", "atomic_write_bytes", "atomic_write_text", "check_output_path"]
+__all__ = ["atomic_dir", "atomic_open", "atomic_path", "atomic_write_bytes", "atomic_write_text", "check_output_dir", "check_output_path"]
 
 
 def check_output_path(path: str | Path, *, suffixes: tuple[str, ...] | None = None, what: str = "output") -> Path:
@@ -133,4 +133,70 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        raise
+
+
+def check_output_dir(path: str | Path, *, owned: tuple[str, ...], what: str = "output folder") -> Path:
+    """Fail now, not after the work, when ``path`` cannot become (or be replaced by) a folder of ``owned`` files.
+
+    :func:`atomic_dir` replaces the whole folder, so an existing folder may
+    hold only files named in ``owned`` (an earlier output of the same kind);
+    anything else in it is refused rather than deleted.
+    """
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise InputError(f"The {what} {str(p)!r} is a file; give a folder path (it is created, or replaced when it holds an earlier output).")
+    if p.is_dir():
+        foreign = sorted(x.name for x in p.iterdir() if x.name not in owned)
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+            raise InputError(f"The {what} {str(p)!r} holds files that are not part of this output ({shown}); it would be replaced as a whole. "
+                             "Choose a new or empty folder.")
+        if not os.access(p.parent, os.W_OK | os.X_OK):
+            raise InputError(f"The {what} {str(p)!r} cannot be replaced: its parent folder {str(p.parent)!r} is not writable.")
+    else:
+        check_output_path(p, what=what)  # the parent chain: no file in the way, the nearest folder writable
+    return p
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | Path) -> Iterator[Path]:
+    """A temp folder beside ``path`` to write a multi-file output into; swapped in for ``path`` on success.
+
+    The files are fsynced and the folder renamed into place; an earlier
+    ``path`` is moved aside first and deleted only once the new folder is in
+    place (restored if the rename fails), so a failure at any point leaves
+    either the complete old folder or the complete new one, never a mix.
+    Call :func:`check_output_dir` first: whatever ``path`` holds is replaced.
+    """
+    import shutil
+
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp"))
+    try:
+        yield tmp
+        for f in tmp.iterdir():
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
+        try:
+            mode = os.stat(p).st_mode & 0o7777
+        except OSError:
+            mode = 0o777 & ~_UMASK
+        os.chmod(tmp, mode)
+        old = None
+        if p.exists():
+            old = Path(tempfile.mkdtemp(dir=p.parent, prefix=f".{p.name}.", suffix=".old"))
+            os.rmdir(old)
+            os.rename(p, old)
+        try:
+            os.rename(tmp, p)
+        except BaseException:
+            if old is not None:
+                os.rename(old, p)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -46,6 +46,7 @@ if typer is not None:
 
         try:
             check_device(device)
+            EvidenceIndex.check_output(out)  # a bad --output fails now, not after the corpus was embedded
             enc = MiniLMEncoder(batch_size=batch_size, device=device) if dense else None
             idx = EvidenceIndex.build(documents=read_corpus(corpus), encoder=enc, max_words=max_words)
             idx.save(out)

@@ -338,20 +338,31 @@ class EvidenceIndex:
         }
         return cls(passages=passages, bm25=bm25, dense=dense, encoder=encoder, meta=meta)
 
+    #: What a saved index folder holds; :meth:`save` replaces a folder of these files and refuses one with anything else.
+    FILES = ("index.json", "passages.jsonl", "bm25.npz", "vocab.json", "dense.npy")
+
+    @classmethod
+    def check_output(cls, path: str | Path) -> Path:
+        """Fail before any indexing when ``path`` cannot take a saved index (a file, a foreign folder, not writable)."""
+        from veridic.io.atomic import check_output_dir
+
+        return check_output_dir(path, owned=cls.FILES, what="index folder")
+
     def save(self, path: str | Path) -> Path:
-        out = Path(path)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "index.json").write_text(json.dumps(self.meta, indent=2, sort_keys=True) + "\n")
-        with open(out / "passages.jsonl", "w", encoding="utf-8") as fh:
-            for p in self.passages:
-                fh.write(json.dumps(asdict(p), ensure_ascii=False) + "\n")
-        np.savez(out / "bm25.npz", ptr=self.bm25.ptr, docs=self.bm25.docs, tf=self.bm25.tf, doc_len=self.bm25.doc_len,
-                 params=np.array([self.bm25.k1, self.bm25.b]))
-        (out / "vocab.json").write_text(json.dumps(self.bm25.vocab, ensure_ascii=False))
-        if self.dense is not None:
-            np.save(out / "dense.npy", self.dense)
-        elif (out / "dense.npy").exists():
-            (out / "dense.npy").unlink()
+        """Write the index folder atomically: built beside ``path``, then swapped in (an earlier index is never left half-replaced)."""
+        from veridic.io.atomic import atomic_dir
+
+        out = self.check_output(path)
+        with atomic_dir(out) as tmp:
+            (tmp / "index.json").write_text(json.dumps(self.meta, indent=2, sort_keys=True) + "\n")
+            with open(tmp / "passages.jsonl", "w", encoding="utf-8") as fh:
+                for p in self.passages:
+                    fh.write(json.dumps(asdict(p), ensure_ascii=False) + "\n")
+            np.savez(tmp / "bm25.npz", ptr=self.bm25.ptr, docs=self.bm25.docs, tf=self.bm25.tf, doc_len=self.bm25.doc_len,
+                     params=np.array([self.bm25.k1, self.bm25.b]))
+            (tmp / "vocab.json").write_text(json.dumps(self.bm25.vocab, ensure_ascii=False))
+            if self.dense is not None:
+                np.save(tmp / "dense.npy", self.dense)
         return out
 
     @classmethod

@@ -11,10 +11,12 @@ float32 sums depend on which pairs share a padded batch; docs/benchmarks.md).
 Resuming: every output row carries ``row_id`` (the input's ``id`` column
 when it is present and unique, else ``"<row number>:<hash of the row>"``).
 Rows whose ``row_id`` is already in the output are not written again; a
-chunk whose rows are all there is not scored at all. JSONL output is
-appended chunk by chunk (a crash loses at most the chunk being written; a
-cut-off last line is dropped on resume). Parquet output is built from a
-``.partial.jsonl`` checkpoint beside it when the run completes.
+chunk whose rows are all there is not scored at all. Scored chunks are
+appended (fsynced) to a ``.partial.jsonl`` checkpoint beside the output (a
+crash loses at most the chunk being written; a cut-off last line is dropped
+on resume); the output itself — JSONL or Parquet — is written only when the
+run completes, to a temp file renamed over it (:mod:`veridic.io.atomic`), so
+an earlier output is never left half-written or emptied.
 
 The driver reads the input (veridic's readers, with their row-numbered
 errors) and validates every row before any Ray work starts; the model work
@@ -91,7 +93,30 @@ def row_ids(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def _checkpoint_path(output: Path) -> Path:
-    return output if output.name.endswith(".jsonl") else output.with_name(output.name + ".partial.jsonl")
+    return output.with_name(output.name + ".partial.jsonl")
+
+
+def _complete_lines(path: Path) -> list[dict[str, Any]]:
+    """The rows of a JSONL output (an output left half-written by an older veridic: its cut-off last line is skipped)."""
+    rows = []
+    with open(path, "rb") as fh:
+        for line in fh:
+            if not line.endswith(b"\n"):
+                break
+            try:
+                rows.append(json.loads(line))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                raise InputError(f"{path} is not a veridic output (a line is not JSON); move it away or pick another --output.") from None
+    return rows
+
+
+def _existing_output(output: Path) -> list[dict[str, Any]]:
+    if not output.exists():
+        return []
+    rows = _complete_lines(output) if output.name.endswith(".jsonl") else list(read_records(output))
+    if any(not isinstance(r, dict) or ROW_ID not in r for r in rows):
+        raise InputError(f"{output} has rows without {ROW_ID!r}; it was not written by --engine ray, so it cannot be resumed. Move it away.")
+    return rows
 
 
 def _read_done(checkpoint: Path) -> set[str]:
@@ -210,16 +235,19 @@ def score_file_ray(
     input, output = Path(input), Path(output)
     if not output.name.endswith((".jsonl", ".parquet")):
         raise ConfigError(f"--engine ray writes .jsonl or .parquet; got {output.name!r}.")
-    rows = list(read_records(input))
-    for i, r in enumerate(rows, start=1):
-        record_to_pair(r, row_number=i, path=str(input))  # every bad row is reported before any model work
-    ids = row_ids(rows)
+    from veridic.io.atomic import check_output_path
+
+    check_output_path(output)  # an uncreatable output fails now, not after every chunk was scored
     checkpoint = _checkpoint_path(output)
     if not resume and (output.exists() or checkpoint.exists()):
         raise InputError(f"{output} already exists; pass resume=True (--resume) to continue it, or remove it.")
-    done = _read_done(checkpoint)
-    if output.name.endswith(".parquet") and output.exists():
-        done |= {str(r.get(ROW_ID)) for r in read_records(output)}
+    rows = list(read_records(input))
+    if not rows:
+        raise InputError(f"{str(input)!r} holds no rows; nothing was scored and {str(output)!r} was not written. Check that the right file was given.")
+    for i, r in enumerate(rows, start=1):
+        record_to_pair(r, row_number=i, path=str(input))  # every bad row is reported before any model work
+    ids = row_ids(rows)
+    done = _read_done(checkpoint) | {str(r[ROW_ID]) for r in _existing_output(output)}
     chunks = []
     for k, start in enumerate(range(0, len(rows), chunk_rows)):
         cid = ids[start : start + chunk_rows]
@@ -261,8 +289,8 @@ def score_file_ray(
                     written += len(keep)
                     if bar is not None:
                         bar.update(len(keep))
-        if output.name.endswith(".parquet") and checkpoint.exists():
-            _finish_parquet(output, checkpoint, order={i: n for n, i in enumerate(ids)})
+        if checkpoint.exists():
+            _finish(output, checkpoint, order={i: n for n, i in enumerate(ids)})
     finally:
         if bar is not None:
             bar.close()
@@ -272,12 +300,16 @@ def score_file_ray(
                           chunks_scored=len(chunks), actors=actors, seconds=round(time.perf_counter() - t0, 3))
 
 
-def _finish_parquet(output: Path, checkpoint: Path, *, order: dict[str, int]) -> None:
-    rows = list(read_records(output)) if output.exists() else []
+def _finish(output: Path, checkpoint: Path, *, order: dict[str, int]) -> None:
+    """Merge the earlier output and the checkpoint into ``output`` (input order, each row once), atomically."""
+    rows = _existing_output(output)
     with open(checkpoint, encoding="utf-8") as fh:
         rows += [json.loads(line) for line in fh if line.strip()]
-    rows.sort(key=lambda r: order.get(str(r.get(ROW_ID)), len(order)))
-    tmp = output.with_name(output.name + ".tmp.parquet")
-    write_records(tmp, rows)
-    tmp.replace(output)
+    seen: set[str] = set()
+    unique = []
+    for r in sorted(rows, key=lambda r: order.get(str(r.get(ROW_ID)), len(order))):
+        if str(r[ROW_ID]) not in seen:
+            seen.add(str(r[ROW_ID]))
+            unique.append(r)
+    write_records(output, unique)  # temp file + rename: a failure here keeps the checkpoint and the earlier output
     checkpoint.unlink()

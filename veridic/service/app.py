@@ -10,10 +10,12 @@ and open requests), ``GET /openapi.json``, and ``GET /docs`` / ``GET /redoc``
 from packaged assets (the ``fastapi-offline`` wheel ships Swagger UI and
 ReDoc; without it the two pages are off and /openapi.json still works).
 
-Each score request has a server-side deadline (``timeout_s``): when it
-passes, or the client disconnects, its queued pairs are dropped
-(:mod:`veridic.service.batching`), so an abandoned request stops costing
-model time within one batch.
+Score and detect requests go through one fair scheduler
+(:mod:`veridic.service.batching`): a detection is one unit of work beside
+the pairs, run in the same model thread, with the same token budget (413),
+queue limit (503) and server-side deadline (``timeout_s``). When the
+deadline passes, or the client disconnects, the request's queued work is
+dropped, so an abandoned request stops costing model time within one batch.
 Errors are JSON ``{"error": {"type", "message", "details"}}``: 401 (API
 key), 408 (timeout), 413 (body, pair count or text length over the limit),
 422 (malformed or unusable input, and every :class:`~veridic.errors.InputError`),
@@ -38,6 +40,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from veridic.errors import InputError, MissingDependencyError, VeridicError
@@ -53,7 +56,7 @@ from veridic.service.schemas import (
     VerdictModel,
 )
 from veridic.service.settings import ServiceSettings, estimate_pair_cost
-from veridic.types import normalise_context
+from veridic.types import is_blank, normalise_context
 
 try:
     import prometheus_client as prom
@@ -245,17 +248,22 @@ def _check_text(value: str, *, what: str, limit: int) -> None:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ServiceError(422, "input_error", f"{what} holds an unpaired surrogate (\\u{ord(value[exc.start]):04x} at character {exc.start}); send valid Unicode text.") from None
-    if not value.strip():
-        raise ServiceError(422, "input_error", f"{what} is empty; veridic does not judge empty text. Remove the pair or fill it in.")
+    if is_blank(value):  # zero-width and other invisible format characters count as empty, as in the library
+        raise ServiceError(422, "input_error", f"{what} is empty (or only invisible characters); veridic does not judge empty text. Remove the pair or fill it in.")
 
 
-def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSettings | None = None, title: str = "veridic") -> FastAPI:
+def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSettings | None = None, title: str = "veridic",
+               express_scorer: Any | None = None) -> FastAPI:
     """Build the service over an already-loaded ``scorer`` (and optional ``detector``).
 
     ``scorer`` has ``score(*, sources, claims, contexts)`` and ``describe()``
     (:class:`veridic.nli.NLIScorer`, :class:`veridic.nli.hybrid.HybridScorer`);
     ``detector`` is a :class:`veridic.detect.HallucinationDetector` or None
-    (``/v1/detect`` then answers 503).
+    (``/v1/detect`` then answers 503). ``express_scorer``: the same scorer
+    over its *own* backend (a second model copy: two threads never share a
+    tokenizer or model), which scores cheap pairs (at most
+    ``settings.express_tokens``) of the server's configuration while the main
+    model thread is busy with a large one (``veridic serve --express-lane``).
     """
     if _MISSING is not None:
         raise MissingDependencyError(_MISSING.name or "fastapi", extra="service", purpose="The HTTP service")
@@ -267,18 +275,25 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
 
     configured = _RequestScorers(scorer, max_mc_samples=settings.max_mc_samples)
 
-    def score_pairs(pairs: list[tuple[str, str, str | None, Any]]):
-        # A micro-batch may mix requests with different scorer options: one scorer call per configuration.
-        out: list[Any] = [None] * len(pairs)
+    def score_pairs(items: list[Any]):
+        # A micro-batch may mix requests with different scorer options (one scorer call per configuration)
+        # and detections (each its own detector call, in this same model thread, so it is scheduled like a pair).
+        out: list[Any] = [None] * len(items)
         groups: dict[Any, list[int]] = {}
-        for i, p in enumerate(pairs):
-            groups.setdefault(p[3], []).append(i)
+        for i, p in enumerate(items):
+            if isinstance(p, _Detection):
+                out[i] = p.run(detector)
+            else:
+                groups.setdefault(p[3], []).append(i)
         for key, idx in groups.items():
-            verdicts = configured.get(key).score(sources=[pairs[i][0] for i in idx], claims=[pairs[i][1] for i in idx],
-                                                 contexts=[pairs[i][2] for i in idx])
+            verdicts = configured.get(key).score(sources=[items[i][0] for i in idx], claims=[items[i][1] for i in idx],
+                                                 contexts=[items[i][2] for i in idx])
             for i, v in zip(idx, verdicts):
                 out[i] = v
         return out
+
+    def express_pairs(items: list[Any]):
+        return list(express_scorer.score(sources=[p[0] for p in items], claims=[p[1] for p in items], contexts=[p[2] for p in items]))
 
     batcher = MicroBatcher(
         score_fn=score_pairs,
@@ -288,6 +303,10 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
         on_batch=metrics.observe_batch,
         max_batch_cost=settings.max_batch_tokens,
         on_drop=metrics.dropped.inc,
+        express_fn=None if express_scorer is None else express_pairs,
+        express_max_cost=settings.express_tokens,
+        # only the server's own configuration (the express copy has no per-request variants), never a detection
+        express_ok=lambda item: not isinstance(item, _Detection) and item[3] is None,
     )
 
     @asynccontextmanager
@@ -343,6 +362,35 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
         log.error("unhandled error", exc_info=exc, extra={"fields": {"request_id": request.scope.get("state", {}).get("request_id")}})
         return _error(500, "internal_error", "The service failed on this request; the log has the details (look up the x-request-id header).")
 
+    async def scheduled(request: Request, items: list[Any], costs: list[int], *, what: str) -> list[Any]:
+        """Run ``items`` through the fair scheduler under the request's deadline; drop them when the client leaves."""
+        if sum(costs) > settings.max_request_tokens:
+            raise ServiceError(413, "too_large", f"The request would cost about {sum(costs):,} model tokens (source tokens x claim sentences + claim tokens, summed over pairs); "
+                                                 f"the budget is {settings.max_request_tokens:,} (--max-request-tokens). Send fewer or shorter pairs per request.")
+        fields = request.scope["state"].setdefault("log_fields", {})
+        fields["pairs"] = len(items)
+        fields["tokens"] = sum(costs)
+        work = asyncio.ensure_future(batcher.submit(items, timeout=settings.timeout_s, costs=costs))
+        try:
+            # poll for a vanished client while waiting: uvicorn does not cancel a handler whose client left
+            while not work.done():
+                await asyncio.wait({work}, timeout=_DISCONNECT_POLL_S)
+                if not work.done() and await request.is_disconnected():
+                    work.cancel()
+                    metrics.abandoned.labels(reason="client_disconnected").inc()
+                    raise ServiceError(499, "client_closed_request", "The client closed the connection; the request's queued work was dropped.")
+            return work.result()
+        except Overloaded as exc:
+            raise ServiceError(503, "overloaded", str(exc), headers={"retry-after": "1"}) from None
+        except TimeoutError:
+            metrics.abandoned.labels(reason="deadline").inc()
+            raise ServiceError(408, "timeout", f"{what} did not finish within {settings.timeout_s:g} s (--timeout, the server-side deadline); its unscored work was dropped. "
+                                               "The service is busy or the texts are long: retry, or send fewer/shorter texts.") from None
+        finally:
+            if not work.done():
+                work.cancel()
+            metrics.queued.set(batcher.queued_pairs)
+
     @app.post("/v1/score", response_model=ScoreResponse, responses=_ERRORS, summary="Score claims against their sources")
     async def score(req: ScoreRequest, request: Request) -> ScoreResponse:
         """One verdict per pair, in order. Concurrent requests are micro-batched into shared model calls."""
@@ -364,31 +412,7 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
                     raise ServiceError(422, "input_error", f"pairs[{i}].context holds an unpaired surrogate; send valid Unicode text.") from None
             pairs.append((p.source, p.claim, normalise_context(p.context), key))
             costs.append(estimate_pair_cost(*pairs[-1][:3]))
-        if sum(costs) > settings.max_request_tokens:
-            raise ServiceError(413, "too_large", f"The request would cost about {sum(costs):,} model tokens (source tokens x claim sentences + claim tokens, summed over pairs); "
-                                                 f"the budget is {settings.max_request_tokens:,} (--max-request-tokens). Send fewer or shorter pairs per request.")
-        request.scope["state"].setdefault("log_fields", {})["pairs"] = len(pairs)
-        request.scope["state"]["log_fields"]["tokens"] = sum(costs)
-        work = asyncio.ensure_future(batcher.submit(pairs, timeout=settings.timeout_s, costs=costs))
-        try:
-            # poll for a vanished client while waiting: uvicorn does not cancel a handler whose client left
-            while not work.done():
-                await asyncio.wait({work}, timeout=_DISCONNECT_POLL_S)
-                if not work.done() and await request.is_disconnected():
-                    work.cancel()
-                    metrics.abandoned.labels(reason="client_disconnected").inc()
-                    raise ServiceError(499, "client_closed_request", "The client closed the connection; the request's queued pairs were dropped.")
-            verdicts = work.result()
-        except Overloaded as exc:
-            raise ServiceError(503, "overloaded", str(exc), headers={"retry-after": "1"}) from None
-        except TimeoutError:
-            metrics.abandoned.labels(reason="deadline").inc()
-            raise ServiceError(408, "timeout", f"Scoring did not finish within {settings.timeout_s:g} s (--timeout, the server-side deadline); its unscored pairs were dropped. "
-                                               "The service is busy or the pairs are long: retry, or send fewer/shorter pairs.") from None
-        finally:
-            if not work.done():
-                work.cancel()
-        metrics.queued.set(batcher.queued_pairs)
+        verdicts = await scheduled(request, pairs, costs, what="Scoring")
         return ScoreResponse(verdicts=[VerdictModel.model_validate(v.to_dict()) for v in verdicts], ids=[p.id for p in req.pairs],
                              model=model_name, method=configured.get(key).name if key is not None else method_name, version=_version())
 
@@ -399,12 +423,8 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
             raise ServiceError(503, "unavailable", "No detector is loaded in this service; start it with `veridic serve --detect` (needs the 'detect' extra).")
         _check_text(req.passage, what="passage", limit=settings.max_text_chars)
         _check_text(req.evidence, what="evidence", limit=settings.max_text_chars)
-        loop = asyncio.get_running_loop()
-        fut = loop.run_in_executor(batcher.executor, lambda: detector.detect(passage=req.passage, evidence=req.evidence))
-        try:
-            res = await asyncio.wait_for(fut, settings.timeout_s)
-        except TimeoutError:
-            raise ServiceError(408, "timeout", f"Detection did not finish within {settings.timeout_s:g} s (--timeout); send a shorter passage or evidence.") from None
+        job = _Detection(passage=req.passage, evidence=req.evidence)
+        (res,) = await scheduled(request, [job], [estimate_pair_cost(req.evidence, req.passage)], what="Detection")
         return DetectionResultModel.model_validate(res.to_dict())
 
     @app.get("/v1/health", response_model=HealthResponse, summary="Liveness and the loaded model")
@@ -460,6 +480,17 @@ def _mount_docs(app, folder, *, title: str) -> None:
     async def redoc():
         return get_redoc_html(openapi_url="/openapi.json", title=f"{title} - ReDoc", redoc_js_url="/docs-assets/redoc.standalone.js",
                               redoc_favicon_url="/docs-assets/favicon.png", with_google_fonts=False)
+
+
+@dataclass(frozen=True)
+class _Detection:
+    """One /v1/detect request as a unit of the scheduler's work (run in the model thread, never split)."""
+
+    passage: str
+    evidence: str
+
+    def run(self, detector: Any) -> Any:
+        return detector.detect(passage=self.passage, evidence=self.evidence)
 
 
 class _RequestScorers:

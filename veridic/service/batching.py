@@ -82,6 +82,14 @@ class MicroBatcher:
     1 per pair); ``max_batch_cost`` caps one call's total. ``on_batch(n_requests,
     n_pairs, seconds)`` observes each call; ``on_drop(n_pairs)`` counts queued
     pairs dropped because their request was cancelled.
+
+    ``express_fn``: a second scorer (its own model copy, its own thread) that
+    runs *while the main lane is busy with a costly pair* (one over
+    ``express_max_cost``), taking only cheap pairs — each at most
+    ``express_max_cost`` and together at most that — for which
+    ``express_ok(pair)`` holds. A one-pair request then waits neither for the
+    large pair in flight nor for the one after it; without ``express_fn`` it
+    waits for at most the one batch in flight.
     """
 
     def __init__(
@@ -96,6 +104,9 @@ class MicroBatcher:
         cost_fn: Callable[[Any], float] | None = None,
         max_batch_cost: float | None = None,
         on_drop: Callable[[int], None] | None = None,
+        express_fn: Callable[[list[Any]], Sequence[Any]] | None = None,
+        express_max_cost: float = 512.0,
+        express_ok: Callable[[Any], bool] | None = None,
     ):
         self.score_fn = score_fn
         self.max_pairs = max(1, int(max_pairs))
@@ -107,6 +118,14 @@ class MicroBatcher:
         self.on_drop = on_drop
         self.cost_fn = cost_fn or (lambda pair: 1.0)
         self.max_batch_cost = max_batch_cost
+        self.express_fn = express_fn
+        self.express_max_cost = float(express_max_cost)
+        self.express_ok = express_ok or (lambda pair: True)
+        self._express_executor = (concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="veridic-express")
+                                  if express_fn is not None else None)
+        self._lanes: dict[str, asyncio.Task | None] = {"main": None, "express": None}
+        self._main_is_costly = False
+        self.express_batches = 0
         self.queued_pairs = 0
         self.batches = 0
         self.dropped_pairs = 0
@@ -120,6 +139,7 @@ class MicroBatcher:
         if self._task is None or self._task.done() or self._task.get_loop() is not loop:
             self._wake = asyncio.Event()
             self._active = []
+            self._lanes = {"main": None, "express": None}
             self.queued_pairs = 0
             self._task = loop.create_task(self._run(), name="veridic-microbatcher")
 
@@ -134,12 +154,19 @@ class MicroBatcher:
             except asyncio.CancelledError:
                 pass
         self._task = None
+        for name, lane in self._lanes.items():
+            if lane is not None and not lane.done():
+                lane.cancel()
+            self._lanes[name] = None
         for req in self._active:
             req.future.cancel()
         self._active = []
         if self._own_executor:
             self.executor.shutdown(wait=False, cancel_futures=True)
             self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="veridic-model")
+        if self._express_executor is not None:
+            self._express_executor.shutdown(wait=False, cancel_futures=True)
+            self._express_executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="veridic-express")
 
     # ------------------------------------------------------------------ submitting
     async def submit(self, pairs: Sequence[Any], *, timeout: float | None = None, costs: Sequence[float] | None = None) -> list[Any]:
@@ -180,17 +207,24 @@ class MicroBatcher:
                 self.on_drop(n)
 
     # ------------------------------------------------------------------ the worker
-    def _form_batch(self) -> list[tuple[_Request, int]]:
-        """Fair share: the next pair always comes from the live request served least so far."""
+    def _form_batch(self, *, express: bool = False) -> list[tuple[_Request, int]]:
+        """Fair share: the next pair always comes from the live request served least so far.
+
+        ``express``: only requests whose next pair is cheap (``express_max_cost``)
+        and ``express_ok``, and at most ``express_max_cost`` in all.
+        """
         batch: list[tuple[_Request, int]] = []
         cost = 0.0
+        cap = self.express_max_cost if express else self.max_batch_cost
         while len(batch) < self.max_pairs:
             live = [r for r in self._active if r.unscheduled and not r.future.done()]
+            if express:
+                live = [r for r in live if r.costs[r.scheduled] <= self.express_max_cost and self.express_ok(r.pairs[r.scheduled])]
             if not live:
                 break
             req = min(live, key=lambda r: (r.served_cost, r.seq))
             c = req.costs[req.scheduled]
-            if batch and self.max_batch_cost is not None and cost + c > self.max_batch_cost:
+            if batch and cap is not None and cost + c > cap:
                 break
             batch.append((req, req.scheduled))
             req.scheduled += 1
@@ -220,29 +254,54 @@ class MicroBatcher:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
+        assert self._wake is not None
         while True:
             await self._gather_window()
             self._active = [r for r in self._active if not r.future.done()]
-            batch = self._form_batch()
-            if not batch:
+            lane = None
+            batch: list[tuple[_Request, int]] = []
+            if self._lanes["main"] is None:
+                lane, batch = "main", self._form_batch()
+            elif self._lanes["express"] is None and self.express_fn is not None and self._main_is_costly:
+                # only beside a large pair: beside a batch of cheap ones, waiting for it is quicker than splitting the CPU
+                lane, batch = "express", self._form_batch(express=True)
+            if batch:
+                assert lane is not None
+                if lane == "main":
+                    self._main_is_costly = any(req.costs[i] > self.express_max_cost for req, i in batch)
+                self._lanes[lane] = loop.create_task(self._execute(lane, batch), name=f"veridic-{lane}-batch")
                 continue
-            flat = [req.pairs[i] for req, i in batch]
-            reqs = list(dict.fromkeys(req for req, _ in batch))
-            t0 = loop.time()
+            # nothing can start now (both lanes busy, or only pairs the express lane may not take): wait for a lane or an arrival
+            self._wake.clear()
+            await self._wake.wait()
+
+    async def _execute(self, lane: str, batch: list[tuple[_Request, int]]) -> None:
+        loop = asyncio.get_running_loop()
+        fn = self.score_fn if lane == "main" else self.express_fn
+        executor = self.executor if lane == "main" else self._express_executor
+        flat = [req.pairs[i] for req, i in batch]
+        reqs = list(dict.fromkeys(req for req, _ in batch))
+        t0 = loop.time()
+        try:
             try:
-                results = await loop.run_in_executor(self.executor, self.score_fn, flat)
+                results = await loop.run_in_executor(executor, fn, flat)
             except Exception as exc:  # noqa: BLE001 - delivered to the requests, never lost
                 if len(reqs) == 1:
                     self._fail(reqs[0], exc)
                 else:
-                    await self._one_by_one(batch)
-                continue
+                    await self._one_by_one(batch, fn, executor)
+                return
             finally:
                 self.batches += 1
+                self.express_batches += lane == "express"
                 if self.on_batch is not None:
                     self.on_batch(len(reqs), len(flat), loop.time() - t0)
             for (req, i), res in zip(batch, results):
                 self._answer(req, i, res)
+        finally:
+            self._lanes[lane] = None
+            if self._wake is not None:
+                self._wake.set()
 
     def _answer(self, req: _Request, i: int, result: Any) -> None:
         if req.future.done():
@@ -259,7 +318,7 @@ class MicroBatcher:
             req.future.set_exception(exc)
         self._drop(req)
 
-    async def _one_by_one(self, batch: list[tuple[_Request, int]]) -> None:
+    async def _one_by_one(self, batch: list[tuple[_Request, int]], fn: Callable[[list[Any]], Sequence[Any]], executor: Any) -> None:
         loop = asyncio.get_running_loop()
         by_req: dict[_Request, list[int]] = {}
         for req, i in batch:
@@ -268,7 +327,7 @@ class MicroBatcher:
             if req.future.done():
                 continue
             try:
-                res = await loop.run_in_executor(self.executor, self.score_fn, [req.pairs[i] for i in idx])
+                res = await loop.run_in_executor(executor, fn, [req.pairs[i] for i in idx])
             except Exception as exc:  # noqa: BLE001
                 self._fail(req, exc)
                 continue

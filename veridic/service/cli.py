@@ -42,6 +42,9 @@ def serve(
     docs: bool = typer.Option(True, "--docs/--no-docs", help="Serve Swagger UI (/docs) and ReDoc (/redoc) from packaged assets."),
     api_key: str | None = typer.Option(None, "--api-key", envvar="VERIDIC_API_KEY", help="Require this key (X-API-Key or Authorization: Bearer) on /v1/* except /v1/health."),
     detect: bool = typer.Option(False, "--detect/--no-detect", help="Also load the hallucination detector for /v1/detect (needs the 'detect' extra)."),
+    express_lane: bool = typer.Option(False, "--express-lane/--no-express-lane",
+                                      help="Load a second model copy that scores cheap pairs while the main one is busy with a large pair (one more core and the model's memory)."),
+    express_tokens: int = typer.Option(512, "--express-tokens", help="--express-lane: the most estimated tokens of a pair (and of a batch) the second copy takes."),
     log_level: str = typer.Option("info", "--log-level", help="debug, info, warning or error."),
     scorer_flags: dict | None = None,
 ) -> None:
@@ -64,15 +67,18 @@ def serve(
         settings = ServiceSettings(batch_ms=batch_ms, max_batch=max_batch, max_pairs=max_pairs, max_text_chars=max_text_chars,
                                    max_body_bytes=max_body_bytes, max_queue_pairs=max_queue_pairs, timeout_s=timeout, api_key=api_key,
                                    max_request_tokens=max_request_tokens, max_batch_tokens=max_batch_tokens, header_timeout_s=header_timeout,
-                                   body_timeout_s=body_timeout, docs=docs, max_mc_samples=max_mc_samples)
+                                   body_timeout_s=body_timeout, docs=docs, max_mc_samples=max_mc_samples,
+                                   express_tokens=express_tokens)
         configure_json_logging(log_level)
         scorer = build_scorer(cfg, model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype)
+        # its own backend (reuse=False): the two model threads must not share a tokenizer or model object
+        express = build_scorer(cfg, model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype, reuse=False) if express_lane else None
         detector = None
         if detect:
             from veridic.detect.cli import build_detector
 
             detector = build_detector(model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype)
-        app = create_app(scorer=scorer, detector=detector, settings=settings)
+        app = create_app(scorer=scorer, detector=detector, settings=settings, express_scorer=express)
     except (VeridicError, OSError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise typer.Exit(code=2) from None

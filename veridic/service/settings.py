@@ -41,6 +41,9 @@ class ServiceSettings:
     every ``/v1/*`` route but ``/v1/health`` needs it in ``X-API-Key`` or
     ``Authorization: Bearer``. ``max_mc_samples``: the most Monte-Carlo
     dropout samples a request's ``options`` may ask for (0: none).
+    ``express_tokens``: with an express lane (a second model copy), the most
+    estimated tokens of one pair — and of one express batch — it takes while
+    the main model thread is busy.
     """
 
     batch_ms: float = 5.0
@@ -57,6 +60,7 @@ class ServiceSettings:
     body_timeout_s: float = 20.0
     docs: bool = True
     max_mc_samples: int = 0
+    express_tokens: int = 512
 
     def __post_init__(self) -> None:
         checks = {
@@ -72,6 +76,7 @@ class ServiceSettings:
             "header_timeout_s": self.header_timeout_s > 0,
             "body_timeout_s": self.body_timeout_s > 0,
             "max_mc_samples": self.max_mc_samples >= 0,
+            "express_tokens": self.express_tokens >= 1,
         }
         bad = [k for k, ok in checks.items() if not ok]
         if bad:
