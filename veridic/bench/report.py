@@ -377,10 +377,11 @@ def write_scores_table(*, result: BenchResult, path: str | Path) -> Path:
     """Per-example scores: one row per reported example (id, dataset, label), one column per scorer (CSV)."""
     import csv
 
+    from veridic.io.atomic import atomic_open
+
     names = result.scorer_names
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+    with atomic_open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["id", "dataset", "label", *names])
         for ds in result.datasets:
@@ -388,7 +389,6 @@ def write_scores_table(*, result: BenchResult, path: str | Path) -> Path:
             by_id = [dict(zip(r.ids, r.scores)) for r in runs]
             for ex in ds.examples:
                 w.writerow([ex.id, ds.name, ex.label, *(repr(float(b[ex.id])) for b in by_id)])
-    tmp.replace(path)
     return path
 
 

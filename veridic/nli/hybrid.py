@@ -86,7 +86,9 @@ class HybridWeights:
         return cls.from_dict(json.loads(Path(path).read_text()))
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        from veridic.io.atomic import atomic_write_text
+
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
 
 def fit_hybrid(*, features: np.ndarray, labels: np.ndarray, names: Sequence[str], C: float = 1.0, meta: dict[str, Any] | None = None) -> HybridWeights:
