@@ -136,3 +136,16 @@ def test_learning_curve_on_held_out_items(tmp_path):
     assert [int(r["step"]) for r in points] == [20, 40]
     assert points[-1]["eval_accuracy"] >= 0.9
     assert json.loads((tmp_path / "run" / "model" / MC_MARKER).read_text())["curve"] == res.curve
+
+
+def test_freeze_layers_keeps_the_lower_encoder_fixed(tmp_path):
+    from transformers import AutoModelForMultipleChoice
+
+    enc = _tiny_encoder(tmp_path)
+    cfg = MCTrainConfig(model=str(enc), max_length=32, batch_size=8, learning_rate=3e-3, max_steps=5, max_minutes=5, seed=0, bf16=False, save_steps=100, freeze_layers=1)
+    res = train_multiple_choice(items=_items(16), out_dir=tmp_path / "run", config=cfg)
+    a, b = AutoModelForMultipleChoice.from_pretrained(enc), AutoModelForMultipleChoice.from_pretrained(res.model_dir)
+    assert torch.equal(a.bert.encoder.layer[0].attention.self.query.weight, b.bert.encoder.layer[0].attention.self.query.weight)
+    assert not torch.equal(a.bert.encoder.layer[1].attention.self.query.weight, b.bert.encoder.layer[1].attention.self.query.weight)
+    with pytest.raises(ConfigError, match="layers"):
+        train_multiple_choice(items=_items(8), out_dir=tmp_path / "r2", config=MCTrainConfig(model=str(enc), max_minutes=1, freeze_layers=9, bf16=False))

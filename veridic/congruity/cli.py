@@ -212,6 +212,8 @@ def train(
     eval_sample: Annotated[int | None, typer.Option("--eval-sample", help="Hold out this many seeded items of --eval-items; every training item with the same id (any task or build) leaves the training set.")] = None,
     eval_steps: Annotated[int | None, typer.Option("--eval-steps", help="Steps between learning-curve points (default: --save-steps).")] = None,
     save_total_limit: Annotated[int, typer.Option("--save-total-limit", help="Checkpoints kept on disk.")] = 2,
+    freeze_layers: Annotated[int, typer.Option("--freeze-layers", help="Freeze the embeddings and this many lowest encoder layers (cheaper steps on a small CPU budget).")] = 0,
+    warmup: Annotated[float, typer.Option("--warmup", help="Warm-up fraction of the planned steps.")] = 0.06,
     lr: Annotated[float, typer.Option("--lr")] = 5e-5,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     save_steps: Annotated[int, typer.Option("--save-steps")] = 100,
@@ -229,7 +231,8 @@ def train(
             raise ConfigError(f"--bf16 must be auto, on or off; got {bf16!r}.")
         cfg = MCTrainConfig(model=model, max_length=max_length, batch_size=batch_size, learning_rate=lr, epochs=epochs, max_steps=max_steps,
                             max_minutes=max_minutes, seed=seed, bf16=None if bf16 == "auto" else bf16 == "on", save_steps=save_steps, threads=threads,
-                            truncation=truncation, eval_steps=eval_steps, save_total_limit=save_total_limit)
+                            truncation=truncation, eval_steps=eval_steps, save_total_limit=save_total_limit, freeze_layers=freeze_layers,
+                            warmup_fraction=warmup)
         its = [MCItem.from_dict(r) for path in items for r in _read_jsonl(path)]
         if not its:
             raise InputError(f"{', '.join(map(str, items))} hold no items.")

@@ -99,11 +99,21 @@ def encode_pair(tokenizer: Any, article: str, option: str, *, max_length: int, t
     centred on the tokenizer's mask token (the option side keeps at most
     half the budget); ``end`` lets the tokenizer cut the article's tail.
     """
+    enc = encode_options(tokenizer, article, [option], max_length=max_length, truncation=truncation)
+    return {k: v[0] for k, v in enc.items()}
+
+
+def encode_options(tokenizer: Any, article: str, options: Sequence[str], *, max_length: int, truncation: str = "around-mask") -> dict[str, list[list[int]]]:
+    """Encode ``(article, option)`` for every option in one tokenizer call; every option sees the same article window.
+
+    With ``around-mask`` the window is sized for the longest option (capped
+    at half of ``max_length``), so the options compete on identical context.
+    """
     if truncation not in TRUNCATIONS:
         raise ConfigError(f"truncation must be one of {TRUNCATIONS}; got {truncation!r}.")
     if truncation == "around-mask":
         special = tokenizer.num_special_tokens_to_add(pair=True)
-        n_opt = min(len(tokenizer(option, add_special_tokens=False)["input_ids"]), max(1, max_length // 2 - special))
+        n_opt = min(max(len(x) for x in tokenizer(list(options), add_special_tokens=False)["input_ids"]), max(1, max_length // 2 - special))
         room = max_length - special - n_opt
         enc = tokenizer(article, add_special_tokens=False, return_offsets_mapping=True)
         ids, offs = enc["input_ids"], enc["offset_mapping"]
@@ -118,8 +128,8 @@ def encode_pair(tokenizer: Any, article: str, option: str, *, max_length: int, t
             while m < end - 1 and end < len(ids) and offs[end][0] == offs[end - 1][1]:
                 end -= 1
             article = article[offs[start][0] : offs[end - 1][1]]
-    enc = tokenizer(article, option, truncation="longest_first" if truncation == "around-mask" else "only_first", max_length=max_length)
-    return {k: list(v) for k, v in enc.items()}
+    enc = tokenizer([article] * len(options), list(options), truncation="longest_first" if truncation == "around-mask" else "only_first", max_length=max_length)
+    return {k: [list(x) for x in v] for k, v in enc.items()}
 
 
 def _classes(items: Sequence[MCItem]) -> list[str]:
@@ -154,8 +164,11 @@ class MCTrainConfig:
     truncation: str = "around-mask"
     save_total_limit: int = 2
     eval_steps: int | None = None
+    freeze_layers: int = 0
 
     def __post_init__(self) -> None:
+        if self.freeze_layers < 0:
+            raise ConfigError(f"freeze_layers must be >= 0; got {self.freeze_layers}.")
         if self.truncation not in TRUNCATIONS:
             raise ConfigError(f"truncation must be one of {TRUNCATIONS}; got {self.truncation!r}.")
         if self.max_length < 16:
@@ -197,8 +210,7 @@ class _Features:
         for it in items:
             ordered = MCItem(**{**it.__dict__, "options": {c: it.options[c] for c in classes}})
             pairs = item_pairs(ordered, mask_token=tokenizer.mask_token or tokenizer.unk_token)
-            encs = [encode_pair(tokenizer, a, b, max_length=max_length, truncation=truncation) for a, b in pairs]
-            row: dict[str, Any] = {k: [e[k] for e in encs] for k in encs[0]}
+            row: dict[str, Any] = encode_options(tokenizer, pairs[0][0], [b for _, b in pairs], max_length=max_length, truncation=truncation)
             row["labels"] = list(classes).index("accurate")
             self.rows.append(row)
 
@@ -258,6 +270,8 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
         model = AutoModelForMultipleChoice.from_pretrained(src, local_files_only=True)
     except (OSError, ValueError) as exc:
         raise ModelLoadError(f"Could not load the encoder {str(src)!r} as a multiple-choice model: {exc}") from None
+    if config.freeze_layers:
+        _freeze(model, config.freeze_layers)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     data = _Features(items, tok, max_length=config.max_length, classes=classes, truncation=config.truncation)
@@ -322,6 +336,19 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
 
     atomic_write_text(final / MC_MARKER, json.dumps(res.to_dict(), indent=2) + "\n")
     return res
+
+
+def _freeze(model: Any, n: int) -> None:
+    """Freeze the embeddings and the lowest ``n`` encoder layers: a CPU budget then buys about twice the steps."""
+    base = model.base_model
+    layers = getattr(getattr(base, "encoder", None), "layer", None)
+    if layers is None or not hasattr(base, "embeddings"):
+        raise ConfigError(f"freeze_layers needs a BERT-style encoder (embeddings + encoder.layer); {type(base).__name__} has none.")
+    if n > len(layers):
+        raise ConfigError(f"freeze_layers={n} but the encoder has {len(layers)} layers.")
+    for module in [base.embeddings, *layers[:n]]:
+        for p in module.parameters():
+            p.requires_grad_(False)
 
 
 def _accuracy(pred: Any) -> dict[str, float]:
