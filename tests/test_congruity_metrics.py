@@ -154,6 +154,6 @@ def test_report_carries_bootstrap_intervals_around_the_overall_figures():
     rows = [ItemScores(id=str(i), task="claim", scores={"accurate": float(i % 4 == 0), "both": 0.5}) for i in range(200)]
     rep = build_report(scores=rows, n_permutations=10, n_bootstrap=400)
     lo, hi = rep.overall_ci["T"]["accurate"]
-    assert lo < rep.overall["T"]["accurate"] == pytest.approx(0.25) < hi and hi - lo < 0.2
+    assert rep.overall["T"]["accurate"] == pytest.approx(0.25) and lo < 0.25 < hi and hi - lo < 0.2
     assert rep.to_dict()["overall_ci"]["M"]["both"][0] <= rep.overall["M"]["both"]
     assert "[95 % CI]" in render_markdown(rep) and build_report(scores=rows, n_permutations=10, n_bootstrap=400).overall_ci == rep.overall_ci
