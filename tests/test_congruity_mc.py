@@ -107,3 +107,45 @@ def test_bad_inputs(tmp_path):
         train_multiple_choice(items=mixed, out_dir=tmp_path, config=MCTrainConfig(model=str(_tiny_encoder(tmp_path))))
     with pytest.raises(ModelLoadError, match="congruity train"):
         MCScorer(tmp_path)
+
+
+def test_around_mask_truncation_keeps_the_slot(tmp_path):
+    from transformers import AutoTokenizer
+
+    from veridic.congruity.mc import encode_pair
+
+    tok = AutoTokenizer.from_pretrained(_tiny_encoder(tmp_path))
+    article = " ".join(["the chef voted today ."] * 6) + " person , [MASK] , said . " + " ".join(["the pilot voted today ."] * 6)
+    kept = encode_pair(tok, article, "person , mayor", max_length=24)
+    words = tok.convert_ids_to_tokens(kept["input_ids"])
+    assert len(words) <= 24 and "[MASK]" in words and words[-2:] == ["mayor", "[SEP]"]
+    # Both sides of the slot survive: the window is centred on it.
+    assert "chef" in words and "pilot" in words
+    tail = tok.convert_ids_to_tokens(encode_pair(tok, article, "person , mayor", max_length=24, truncation="end")["input_ids"])
+    assert "[MASK]" not in tail and "pilot" not in tail  # the old cut loses the slot
+    with pytest.raises(ConfigError, match="truncation"):
+        encode_pair(tok, article, "x", max_length=24, truncation="middle")
+
+
+def test_learning_curve_on_held_out_items(tmp_path):
+    enc = _tiny_encoder(tmp_path)
+    cfg = MCTrainConfig(model=str(enc), max_length=32, batch_size=8, learning_rate=3e-3, max_steps=40, max_minutes=5, seed=0, bf16=False, save_steps=20)
+    items = _items(56)
+    res = train_multiple_choice(items=items[:48], eval_items=items[48:], out_dir=tmp_path / "run", config=cfg)
+    points = [r for r in res.curve if "eval_accuracy" in r]
+    assert [int(r["step"]) for r in points] == [20, 40]
+    assert points[-1]["eval_accuracy"] >= 0.9
+    assert json.loads((tmp_path / "run" / "model" / MC_MARKER).read_text())["curve"] == res.curve
+
+
+def test_freeze_layers_keeps_the_lower_encoder_fixed(tmp_path):
+    from transformers import AutoModelForMultipleChoice
+
+    enc = _tiny_encoder(tmp_path)
+    cfg = MCTrainConfig(model=str(enc), max_length=32, batch_size=8, learning_rate=3e-3, max_steps=5, max_minutes=5, seed=0, bf16=False, save_steps=100, freeze_layers=1)
+    res = train_multiple_choice(items=_items(16), out_dir=tmp_path / "run", config=cfg)
+    a, b = AutoModelForMultipleChoice.from_pretrained(enc), AutoModelForMultipleChoice.from_pretrained(res.model_dir)
+    assert torch.equal(a.bert.encoder.layer[0].attention.self.query.weight, b.bert.encoder.layer[0].attention.self.query.weight)
+    assert not torch.equal(a.bert.encoder.layer[1].attention.self.query.weight, b.bert.encoder.layer[1].attention.self.query.weight)
+    with pytest.raises(ConfigError, match="layers"):
+        train_multiple_choice(items=_items(8), out_dir=tmp_path / "r2", config=MCTrainConfig(model=str(enc), max_minutes=1, freeze_layers=9, bf16=False))

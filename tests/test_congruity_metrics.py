@@ -145,3 +145,15 @@ def test_minilm_bertscore_precision():
     assert related > unrelated
     assert math.isnan(empty)
     assert bs.describe()["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def test_report_carries_bootstrap_intervals_around_the_overall_figures():
+    from veridic.congruity.ranking import ItemScores
+    from veridic.congruity.report import build_report, render_markdown
+
+    rows = [ItemScores(id=str(i), task="claim", scores={"accurate": float(i % 4 == 0), "both": 0.5}) for i in range(200)]
+    rep = build_report(scores=rows, n_permutations=10, n_bootstrap=400)
+    lo, hi = rep.overall_ci["T"]["accurate"]
+    assert rep.overall["T"]["accurate"] == pytest.approx(0.25) and lo < 0.25 < hi and hi - lo < 0.2
+    assert rep.to_dict()["overall_ci"]["M"]["both"][0] <= rep.overall["M"]["both"]
+    assert "[95 % CI]" in render_markdown(rep) and build_report(scores=rows, n_permutations=10, n_bootstrap=400).overall_ci == rep.overall_ci

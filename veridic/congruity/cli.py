@@ -207,6 +207,13 @@ def train(
     max_steps: Annotated[int | None, typer.Option("--max-steps", help="Cap on optimisation steps (default: from --epochs).")] = None,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Items per step (each item has 4 options).")] = 8,
     max_length: Annotated[int, typer.Option("--max-length", help="Tokens per (article, option) pair; the article is truncated first.")] = 256,
+    truncation: Annotated[str, typer.Option("--truncation", help="around-mask (keep the words of the article nearest the masked slot) or end (cut the article's tail).")] = "around-mask",
+    eval_items: Annotated[list[Path] | None, typer.Option("--eval-items", help="Items JSONL for the learning curve (accuracy every --eval-steps); with --eval-sample, a seeded sample of it is held out of training.")] = None,
+    eval_sample: Annotated[int | None, typer.Option("--eval-sample", help="Hold out this many seeded items of --eval-items; every training item with the same id (any task or build) leaves the training set.")] = None,
+    eval_steps: Annotated[int | None, typer.Option("--eval-steps", help="Steps between learning-curve points (default: --save-steps).")] = None,
+    save_total_limit: Annotated[int, typer.Option("--save-total-limit", help="Checkpoints kept on disk.")] = 2,
+    freeze_layers: Annotated[int, typer.Option("--freeze-layers", help="Freeze the embeddings and this many lowest encoder layers (cheaper steps on a small CPU budget).")] = 0,
+    warmup: Annotated[float, typer.Option("--warmup", help="Warm-up fraction of the planned steps.")] = 0.06,
     lr: Annotated[float, typer.Option("--lr")] = 5e-5,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     save_steps: Annotated[int, typer.Option("--save-steps")] = 100,
@@ -223,17 +230,35 @@ def train(
         if bf16 not in ("auto", "on", "off"):
             raise ConfigError(f"--bf16 must be auto, on or off; got {bf16!r}.")
         cfg = MCTrainConfig(model=model, max_length=max_length, batch_size=batch_size, learning_rate=lr, epochs=epochs, max_steps=max_steps,
-                            max_minutes=max_minutes, seed=seed, bf16=None if bf16 == "auto" else bf16 == "on", save_steps=save_steps, threads=threads)
+                            max_minutes=max_minutes, seed=seed, bf16=None if bf16 == "auto" else bf16 == "on", save_steps=save_steps, threads=threads,
+                            truncation=truncation, eval_steps=eval_steps, save_total_limit=save_total_limit, freeze_layers=freeze_layers,
+                            warmup_fraction=warmup)
         its = [MCItem.from_dict(r) for path in items for r in _read_jsonl(path)]
         if not its:
             raise InputError(f"{', '.join(map(str, items))} hold no items.")
-        res = train_multiple_choice(items=its, out_dir=out_dir, config=cfg, resume=resume, progress=progress)
+        held = [MCItem.from_dict(r) for path in eval_items or [] for r in _read_jsonl(path)]
+        if eval_sample is not None:
+            if not held:
+                raise ConfigError("--eval-sample needs --eval-items to sample from.")
+            if not 0 < eval_sample <= len(held):
+                raise ConfigError(f"--eval-sample must be between 1 and the {len(held)} evaluation items; got {eval_sample}.")
+            held = random.Random(seed).sample(held, eval_sample)
+        if held:
+            # No example may be both trained on and used for the curve (builds of one example share its id).
+            out_ids = {it.id for it in held}
+            its = [it for it in its if it.id not in out_ids]
+            if not its:
+                raise InputError("Every training item is also an evaluation item; nothing is left to train on.")
+        res = train_multiple_choice(items=its, out_dir=out_dir, config=cfg, resume=resume, progress=progress, eval_items=held or None)
     except VeridicError as exc:
         _fail(exc)
     typer.echo(
         f"trained {res.steps} steps ({res.epochs_done:g} epochs over {res.train_items} items) in {res.seconds:.0f} s"
         + (" (stopped by the time budget)" if res.stopped_by_budget else "") + f"; model -> {res.model_dir}"
     )
+    for row in res.curve:
+        if "eval_accuracy" in row:
+            typer.echo(f"  step {int(row['step'])}: held-out accuracy {100 * row['eval_accuracy']:.1f} %")
 
 
 @app.command("report")

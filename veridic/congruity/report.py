@@ -19,6 +19,8 @@ unfamiliar, significance stars; ``precision.png`` like Figure 4).
 ``veridic_version``, ``task`` (``claim``, ``description`` or
 ``generation-<metric>``), ``classes``, ``n_items``, ``metrics`` (what T / M
 mean and their direction), ``overall[metric][class]``,
+``overall_ci[metric][class]`` (95 % percentile bootstrap over items,
+``n_bootstrap`` resamples, seeded),
 ``groups[familiar|unfamiliar]`` (``n`` and ``[metric][class]``),
 ``tests[metric][class]`` (a :class:`GroupComparison` as a dict),
 ``familiarity`` (method, threshold, counts), ``model`` (the backend's
@@ -49,7 +51,7 @@ from veridic.congruity.metrics import GroupComparison, compare_groups, per_item_
 from veridic.congruity.ranking import ItemScores
 from veridic.errors import InputError, MissingDependencyError
 
-__all__ = ["CongruityReport", "build_report", "plot_report", "render_markdown", "write_report"]
+__all__ = ["CongruityReport", "bootstrap_ci", "build_report", "plot_report", "render_markdown", "write_report"]
 
 SCHEMA_VERSION = "1.0"
 
@@ -75,6 +77,7 @@ class CongruityReport:
     config: dict[str, Any] = field(default_factory=dict)
     build: dict[str, Any] = field(default_factory=dict)
     seconds: float | None = None
+    overall_ci: dict[str, dict[str, list[float]]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from veridic.bench.cache import veridic_version
@@ -89,6 +92,7 @@ class CongruityReport:
             "metrics": {"T": "top-rank frequency (appendix C eq. 1/3)", "M": "mean reciprocal rank (eq. 2/4)",
                         "direction": "higher = the class is preferred more often; for distractor classes higher = more errors of that kind"},
             "overall": self.overall,
+            "overall_ci": self.overall_ci,
             "groups": self.groups,
             "tests": {m: {c: g.to_dict() for c, g in d.items()} for m, d in self.tests.items()},
             "familiarity": self.familiarity,
@@ -107,6 +111,21 @@ def _metric_arrays(scores: Sequence[ItemScores], generation: bool) -> dict[str, 
     return out
 
 
+def bootstrap_ci(values: np.ndarray, *, n_bootstrap: int = 1000, seed: int = 0, level: float = 0.95) -> list[float]:
+    """Percentile bootstrap interval of the mean over items (NaNs left out).
+
+    >>> bootstrap_ci(np.array([0.0, 1.0] * 50), n_bootstrap=500)[0] < 0.5 < bootstrap_ci(np.array([0.0, 1.0] * 50), n_bootstrap=500)[1]
+    True
+    """
+    v = values[~np.isnan(values)]
+    if v.size == 0:
+        return [float("nan"), float("nan")]
+    rng = np.random.default_rng(seed)
+    means = v[rng.integers(0, v.size, size=(n_bootstrap, v.size))].mean(axis=1)
+    a = (1 - level) / 2
+    return [float(np.quantile(means, a)), float(np.quantile(means, 1 - a))]
+
+
 def build_report(
     *,
     scores: Sequence[ItemScores],
@@ -118,6 +137,7 @@ def build_report(
     n_permutations: int = 10000,
     seed: int = 0,
     seconds: float | None = None,
+    n_bootstrap: int = 1000,
 ) -> CongruityReport:
     """Aggregate per-item scores into a :class:`CongruityReport` (``familiar`` defaults to each item's own)."""
     if not scores:
@@ -130,6 +150,7 @@ def build_report(
     arrays = _metric_arrays(scores, generation)
     classes = list(scores[0].scores)
     overall = {m: {c: float(np.nanmean(v)) for c, v in d.items()} for m, d in arrays.items()}
+    overall_ci = {m: {c: bootstrap_ci(v, n_bootstrap=n_bootstrap, seed=seed) for c, v in d.items()} for m, d in arrays.items()}
     known = np.array([f is not None for f in fam])
     fmask = np.array([bool(f) for f in fam])
     groups: dict[str, dict[str, Any]] = {}
@@ -145,7 +166,7 @@ def build_report(
     return CongruityReport(
         task=task, classes=classes, n_items=len(scores), overall=overall, groups=groups, tests=tests,
         familiarity={**(familiarity or {}), "n_familiar": groups["familiar"]["n"], "n_unfamiliar": groups["unfamiliar"]["n"], "n_unknown": int((~known).sum())},
-        model=model or {}, config=config or {}, build=build or {}, seconds=seconds,
+        model=model or {}, config=config or {}, build=build or {}, seconds=seconds, overall_ci=overall_ci,
     )
 
 
@@ -167,9 +188,14 @@ def render_markdown(report: CongruityReport, *, command: str | None = None) -> s
               + (f" (threshold {fam['threshold']:g})" if fam.get("threshold") is not None else "")
               + f"; {fam.get('n_familiar', 0)} familiar, {fam.get('n_unfamiliar', 0)} unfamiliar, {fam.get('n_unknown', 0)} unknown.", ""]
     metrics = [m for m in ("T", "M", "precision") if m in r.overall]
-    lines += ["| class | " + " | ".join(f"{m} (all)" for m in metrics) + " |", "|---|" + "---|" * len(metrics)]
+    lines += ["| class | " + " | ".join(f"{m} (all) [95 % CI]" for m in metrics) + " |", "|---|" + "---|" * len(metrics)]
+
+    def cell(m: str, c: str) -> str:
+        ci = r.overall_ci.get(m, {}).get(c)
+        return _fmt(r.overall[m][c]) + (f" [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "")
+
     for c in r.classes:
-        lines.append(f"| {c} | " + " | ".join(_fmt(r.overall[m][c]) for m in metrics) + " |")
+        lines.append(f"| {c} | " + " | ".join(cell(m, c) for m in metrics) + " |")
     lines.append("")
     if r.tests:
         lines += [
