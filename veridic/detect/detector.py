@@ -367,6 +367,11 @@ class HallucinationDetector:
         # Phrase level: relations, against the best-aligned evidence sentence.
         if ev_sent is not None:
             for f in relation_flips(sent, ev_sent, min_overlap=self.relation_min_overlap):
+                if f.kind == "verb":
+                    # Another verb is the frame check's to judge (above): it matches the arguments by role,
+                    # resolves pronouns and knows converses; this one compares the root verbs alone and
+                    # flags synonyms ("beat" / "defeated").
+                    continue
                 if f.kind == "negation":
                     out.append(polarity_span((f.start, f.end, f.text or "negation"), ev_sent, ev_overlap))
                     break

@@ -115,11 +115,22 @@ def frames(span: Any) -> list[Frame]:
         if v.dep_ == "acl" and v.tag_ == "VBN" and "obj" not in args:
             args["obj"] = v.head
             passive = True
+        # "X was designed by A and completed in 1989": a bare participle conjoined to a passive verb is
+        # passive too and shares its undergoer (not its agent); the small tagger often calls it VBD.
+        if (v.dep_ == "conj" and v.tag_ in ("VBN", "VBD") and not passive and "obj" not in args and "subj" not in args
+                and any(c.dep_ == "auxpass" for c in v.head.children)
+                and not any(c.dep_ in ("aux", "auxpass") for c in v.children)):
+            head_obj = next((c for c in v.head.children if c.dep_ == "nsubjpass"), None)
+            if head_obj is not None:
+                args["obj"] = head_obj
+                passive = True
         if "subj" not in args and not passive:
-            # "In 2016 LinkedIn acquired ...": the small parser reads "2016 LinkedIn" as one object of "In".
+            # "In 2016 LinkedIn acquired ...": the small parser reads "2016 LinkedIn" as one object of "In"
+            # (the name tagged PROPN or, unknown to it, NOUN); a number right before it marks the misparse.
             for k in [k for k in args if k.startswith("obl:")]:
                 p = args[k]
-                if p.i < v.i and p.pos_ == "PROPN" and any(ch.like_num and ch.i < p.i for ch in p.children):
+                if (p.i < v.i and p.pos_ in ("PROPN", "NOUN") and p.i > 0 and p.doc[p.i - 1].like_num
+                        and any(ch.like_num and ch.i < p.i for ch in p.children)):
                     args["subj"] = p
                     del args[k]
                     break
@@ -183,11 +194,22 @@ def _resolve(t: Any) -> Any:
             if e.label_ == "PERSON" and e.start < t.i:
                 return e.root
     elif low in ("it", "its"):
+        # The first sentence's subject, or its object when the subject is a person ("Utzon designed the
+        # Opera House. It was opened ..."): "it" never refers to a person.
         first = next(iter(doc.sents)).root
-        subj = next((c for c in first.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-        if subj is not None and subj.i != t.i and subj.pos_ != "PRON":
-            return subj
+        for deps in (("nsubj", "nsubjpass"), ("dobj", "attr")):
+            c = next((c for c in first.children if c.dep_ in deps), None)
+            if c is None or c.i == t.i or c.pos_ == "PRON" or _is_person(c):
+                continue
+            return c
     return t
+
+
+def _is_person(t: Any) -> bool:
+    """A person's name, or a noun phrase naming one ("the Danish architect Jørn Utzon")."""
+    if t.ent_type_ == "PERSON":
+        return True
+    return any(c.ent_type_ == "PERSON" and c.dep_ in ("appos", "compound", "flat") for c in t.children)
 
 
 def _initials(words: list[Any]) -> str:
@@ -253,9 +275,65 @@ def _text(doc: Any, a: int, b: int) -> str:
     return doc[a:b].text
 
 
-def _swap_fix(doc: Any, x: Any, y: Any) -> tuple[int, int, str] | None:
-    """Exchange the phrases of arguments ``x`` and ``y`` in the claim: (token start, token end, new text)."""
-    (a0, a1), (b0, b1) = sorted([_phrase(x), _phrase(y)])
+def _coordination(t: Any) -> tuple[int, int]:
+    """The mention of name ``t`` with the names coordinated with it ("Howard Florey and Ernst Chain")."""
+    a, b = mention(t)
+    for c in t.children:
+        if c.dep_ == "conj" and (c.ent_type_ or c.pos_ == "PROPN"):
+            b = max(b, _coordination(c)[1])
+    return a, b
+
+
+def _routes(span: Any) -> list[tuple[Any, Any]]:
+    """(origin, destination) argument heads of "from X to Y" in ``span``, wherever the parser attached the two
+    prepositions (the small parser often hangs "from X" on a noun and "to Y" on the verb)."""
+    out = []
+    for t in span:
+        if t.lower_ != "from" or t.dep_ not in ("prep", "agent"):
+            continue
+        x = next((c for c in t.children if c.dep_ == "pobj"), None)
+        if x is None:
+            continue
+        doc = t.doc
+        nxt, limit = x.right_edge.i + 1, getattr(span, "end", len(doc))
+        if nxt < limit and doc[nxt].lower_ in ("to", "into"):
+            y = next((c for c in doc[nxt].children if c.dep_ == "pobj"), None)
+            if y is not None:
+                out.append((x, y))
+    return out
+
+
+def _same_form(tag: str) -> tuple[str, ...]:
+    """Tags of the same verb form (the small tagger confuses past tense and participle)."""
+    return ("VBD", "VBN") if tag in ("VBD", "VBN") else (tag,)
+
+
+def _negated(v: Any) -> bool:
+    return any(c.dep_ == "neg" or c.lower_ in ("never", "not") for c in v.children)
+
+
+def _named_in(x: Any, evidence: Any) -> bool:
+    """Does ``evidence`` name the entity of claim argument ``x`` anywhere (in any role)?"""
+    return any((t.ent_type_ or t.pos_ == "PROPN") and arg_match(x, t) for t in evidence)
+
+
+def _named_elsewhere(sentence: Any, y: Any, skip: tuple[int, int]) -> Any | None:
+    """The head of a name in claim ``sentence`` (outside token range ``skip``) that matches evidence argument ``y``."""
+    for t in sentence:
+        if skip[0] <= t.i < skip[1] or not (t.ent_type_ or t.pos_ == "PROPN") or t.pos_ == "PRON":
+            continue
+        if t.dep_ in ("compound", "flat") and t.head.i != t.i and (t.head.ent_type_ or t.head.pos_ == "PROPN"):
+            continue  # judge the whole name once, by its head
+        if arg_match(t, y):
+            return t
+    return None
+
+
+def _swap_fix(doc: Any, x: Any, y: Any, *, whole: bool = False) -> tuple[int, int, str] | None:
+    """Exchange the phrases of arguments ``x`` and ``y`` in the claim: (token start, token end, new text).
+    ``whole``: exchange the two names' mentions only, not their whole phrases (relative clauses etc.)."""
+    span = _coordination if whole else _phrase
+    (a0, a1), (b0, b1) = sorted([span(x), span(y)])
     if a1 > b0:  # nested phrases cannot be exchanged
         return None
     first, second = doc[a0:a1].text, doc[b0:b1].text
@@ -272,7 +350,7 @@ def _swap_fix(doc: Any, x: Any, y: Any) -> tuple[int, int, str] | None:
         return s if tok.pos_ == "PROPN" or s[:1].isupper() and s.split()[0].lower() not in ("the", "a", "an", "he", "she", "they", "it") else s[:1].lower() + s[1:]
 
     sent_start = doc[a0].is_sent_start
-    x_tok, y_tok = (x, y) if _phrase(x)[0] == a0 else (y, x)
+    x_tok, y_tok = (x, y) if span(x)[0] == a0 else (y, x)
     new = recase(second, y_tok, sent_start) + mid + recase(first, x_tok, False)
     return a0, b1, new
 
@@ -292,6 +370,16 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
         out.append(StructuralError(ts - base, te - base, doc.text[ts:te], sugg, kind, typ, es, ee))
 
     from veridic.detect.align import TYPE_GROUPS
+
+    # Direction reversed: "from New York City to Southampton" for "from Southampton to New York City".
+    for x, y in _routes(sentence):
+        hit = next(((ex, ey) for ex, ey in _routes(evidence) if arg_match(x, ey) and arg_match(y, ex)
+                    and not (arg_match(x, ex) and arg_match(y, ey))), None)
+        if hit is not None:
+            fix = _swap_fix(doc, x, y)
+            if fix is not None:
+                add(fix[0], fix[1], fix[2], "swap", "relation", hit[0].head)
+                return out
 
     for f in frames(sentence):
         found = False
@@ -331,7 +419,9 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
         if found:
             continue
         # Pass 2: the same arguments under a reversed or antonymous predicate; or (kind "verb",
-        # for the caller to weigh against the NLI) another content verb.
+        # for the caller to weigh against the NLI) another content verb, kept until pass 3 has had its say:
+        # the same predicate with another name in a role explains the sentence better.
+        other_verb: Frame | None = None
         for g in efs:
             if _same_pred(f.lemma, g.lemma):
                 continue
@@ -344,11 +434,13 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
                 add(f.verb.i, f.verb.i + 1, g.verb.text, "reversal", "relation", g.verb)
                 found = True
                 break
-            if (len(matched) >= 2 and f.lemma not in _LIGHT and g.lemma not in _LIGHT and f.verb.tag_ == g.verb.tag_
-                    and {"subj", "obj"} & set(real)):
-                add(f.verb.i, f.verb.i + 1, g.verb.text, "verb", "relation", g.verb)
-                found = True
-                break
+            # Another verb is an error only when it is the one thing that differs: the undergoer agrees, and
+            # the doer too unless the claim leaves it unsaid (an agentless passive); "stayed in orbit" /
+            # "flew the module in orbit" is a paraphrase. A negated claim verb is the polarity check's to judge.
+            if (len(matched) >= 2 and f.lemma not in _LIGHT and g.lemma not in _LIGHT
+                    and f.verb.tag_ in _same_form(g.verb.tag_) and "obj" in matched and ("subj" in matched or "subj" not in f.args)
+                    and {"subj", "obj"} & set(real) and not _negated(f.verb) and other_verb is None):
+                other_verb = g
         if found:
             continue
         # Pass 3: the same predicate, another argument agreeing, one role holding another entity of the same type.
@@ -379,9 +471,20 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
                     continue
                 if gx in ("time", "number", "money", "percent") and not (any(ch.isdigit() for ch in old) and any(ch.isdigit() for ch in new)):
                     continue  # "a decade" / "ten years": values this check cannot compare
+                other = _named_elsewhere(sentence, y, (a, b))
+                if other is not None and _named_in(x, evidence):
+                    # Both names are in the claim and in the evidence, in exchanged roles ("Florey discovered
+                    # penicillin, which Fleming developed"): a relation error, fixed by exchanging the two.
+                    fix = _swap_fix(doc, x, other, whole=True)
+                    if fix is not None:
+                        add(fix[0], fix[1], fix[2], "swap", "relation", y)
+                        found = True
+                        break
                 add(a, b, new, "role-entity", "entity", y)
                 found = True
                 break
+        if not found and other_verb is not None:
+            add(f.verb.i, f.verb.i + 1, other_verb.verb.text, "verb", "relation", other_verb.verb)
     return out
 
 
