@@ -61,7 +61,7 @@ from veridic.detect.align import (
     relation_flips,
 )
 from veridic.detect.edit import apply_edits
-from veridic.detect.roles import frames as _frames, mention as _mention, structural_errors, lexical_coverage, uncovered_tokens
+from veridic.detect.roles import frames as _frames, mention as _mention, restated, structural_errors, lexical_coverage, uncovered_tokens
 from veridic.detect.result import DetectionResult, HallucinationSpan
 from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifier
 from veridic.detect.tags import _check_plain, to_tagged
@@ -299,7 +299,8 @@ class HallucinationDetector:
         # roles, reversed predicates and a wrong entity in a role override the NLI (small models entail
         # "YouTube acquired Google" from "Google acquired YouTube"); another verb with the same
         # arguments only counts when the NLI does not find the sentence supported.
-        for st in structural_errors(sent, edoc, evidence_frames=self._aligned_frames(sent, edoc, ev_frames, window)):
+        aligned = self._aligned_frames(sent, edoc, ev_frames, window)
+        for st in structural_errors(sent, edoc, evidence_frames=aligned):
             if st.kind == "verb" and (supported or e >= self.strong_support):
                 continue
             start, end = base + st.start, base + st.end
@@ -378,6 +379,10 @@ class HallucinationDetector:
                 out.append(relation_span(f, ev_overlap, f"relation-{f.kind}"))
         if out:
             return out
+        if restated(sent, aligned) and not unknown_names:
+            # Every predicate is in the evidence with the same arguments (a synonym or converse verb, other
+            # word order): the NLI's doubt comes from the wording, and no structural check fired.
+            return []
         if c >= self.contradiction_threshold and c >= e and c >= n:
             return [HallucinationSpan(**whole, type="contradictory", confidence=_clamp(c), reason="nli-contradiction")]
         if alt is not None:

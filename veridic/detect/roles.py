@@ -36,7 +36,7 @@ from typing import Any
 
 from veridic.synth.lexicon import ANTONYMS, CONVERSES, REVERSALS, SYNONYMS, is_symmetric_predicate
 
-__all__ = ["lexical_coverage", "uncovered_tokens", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
+__all__ = ["restated", "lexical_coverage", "uncovered_tokens", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
 
 _PRONOUN_CASE = {"he": "him", "him": "he", "she": "her", "her": "she", "they": "them", "them": "they",
                  "i": "me", "me": "i", "we": "us", "us": "we"}
@@ -222,6 +222,17 @@ def arg_match(x: Any, y: Any) -> bool:
     x, y = _resolve(x), _resolve(y)
     if x.pos_ == "PRON" or y.pos_ == "PRON":
         return x.pos_ == "PRON" and y.pos_ == "PRON"
+    # An appositive name names its common-noun head ("the IBM computer Deep Blue", "the architect I. M. Pei");
+    # after a name it is another thing ("Austin, Texas").
+    for a, b in ((x, y), (y, x)):
+        if b.pos_ == "PROPN" or b.ent_type_:
+            continue
+        if any(c.dep_ == "appos" and (c.ent_type_ or c.pos_ == "PROPN") and _arg_match(a, c) for c in b.children):
+            return True
+    return _arg_match(x, y)
+
+
+def _arg_match(x: Any, y: Any) -> bool:
     cx, cy = _core(x), _core(y)
     for a, b in ((cx, cy), (cy, cx)):  # "IAU" / "International Astronomical Union"
         if len(a) == 1 and a[0].text.isupper() and len(a[0].text) >= 2 and a[0].text == _initials(b):
@@ -245,7 +256,7 @@ def _sim(x: Any, y: Any) -> float:
 
 
 def _same_pred(a: str, b: str) -> bool:
-    return a == b or b in SYNONYMS.get(a, ()) or a in SYNONYMS.get(b, ())
+    return a == b or b in SYNONYMS.get(a, ()) or a in SYNONYMS.get(b, ()) or {a, b} <= _BEAT
 
 
 def _reversed_pred(c: Any, e: Any) -> bool:
@@ -253,8 +264,20 @@ def _reversed_pred(c: Any, e: Any) -> bool:
     return any(d.get(a) == b for d in (REVERSALS, ANTONYMS) for a, b in ((cf, ef), (ef, cf), (cl, el), (el, cl)))
 
 
+# Contest outcomes: "A defeated B" == "B lost to A" (win/lose as a converse, not only as a reversal).
+_BEAT = frozenset({"defeat", "beat"})
+
+
 def _converse(f: Frame) -> Frame | None:
-    """"A bought X from B" → "B sold X to A" (same meaning), or None."""
+    """"A bought X from B" → "B sold X to A"; "A defeated B" → "B lost to A" (same meaning), or None."""
+    if f.lemma in _BEAT and "subj" in f.args and "obj" in f.args:
+        args = {k: v for k, v in f.args.items() if k not in ("subj", "obj")}
+        args.update({"subj": f.args["obj"], "obl:to": f.args["subj"]})
+        return Frame(verb=f.verb, lemma="lose", args=args, passive=f.passive)
+    if f.lemma == "lose" and "subj" in f.args and "obl:to" in f.args:
+        args = {k: v for k, v in f.args.items() if k not in ("subj", "obl:to", "obj")}
+        args.update({"subj": f.args["obl:to"], "obj": f.args["subj"]})
+        return Frame(verb=f.verb, lemma="defeat", args=args, passive=f.passive)
     if f.lemma not in CONVERSES:
         return None
     other, p_in, p_out = CONVERSES[f.lemma]
@@ -486,6 +509,32 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
         if not found and other_verb is not None:
             add(f.verb.i, f.verb.i + 1, other_verb.verb.text, "verb", "relation", other_verb.verb)
     return out
+
+
+def restated(sentence: Any, evidence_frames: list[Frame]) -> bool:
+    """Does the evidence state every predicate of ``sentence`` with the same arguments? Each claim frame of a
+    content verb needs an evidence frame with the same predicate (a synonym or converse counts: "A beat B" /
+    "B lost to A") that holds every one of its roles, all matching, two of them names or nouns rather than
+    pronouns; a negated claim verb never counts. Small NLI models call such restatements contradictions when
+    the wording changes ("Deep Blue beat Kasparov" / "Kasparov lost to Deep Blue")."""
+    fs = frames(sentence)
+    if not fs:
+        return False
+    efs = evidence_frames + [c for c in (_converse(f) for f in evidence_frames) if c is not None]
+    for f in fs:
+        if f.lemma in _LIGHT or _negated(f.verb):
+            return False
+        ok = False
+        for g in efs:
+            if not _same_pred(f.lemma, g.lemma) or not all(r in g.args for r in f.args):
+                continue
+            if all(arg_match(x, g.args[r]) for r, x in f.args.items()) \
+                    and sum(_resolve(x).pos_ != "PRON" for x in f.args.values()) >= 2:
+                ok = True
+                break
+        if not ok:
+            return False
+    return True
 
 
 def lexical_coverage(sentence: Any, evidence: Any) -> float:
