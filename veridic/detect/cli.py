@@ -138,7 +138,9 @@ if typer is not None:
             for s in res.spans:
                 fix = f" -> {s.suggestion!r}" if s.suggestion is not None else (" (delete)" if s.type not in ("entity", "relation") else "")
                 lines.append(f"[{s.start}:{s.end}] {s.type:<13} {s.confidence:.2f} {s.text!r}{fix}\n")
-            if not res.spans:
+            if not res.judged:  # an explicit "cannot judge" must not read as a clean bill
+                lines.append(f"{res.note or 'cannot judge'}\n")
+            elif not res.spans:
                 lines.append("no hallucination found\n")
             text = "".join(lines) + "\nedited: " + res.edited + "\n"
         if output is not None:
