@@ -210,3 +210,21 @@ def test_committed_suite_matches_its_source():
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert SUITE_PATH.exists()
+
+
+def test_phrase_spans_mark_the_uncovered_phrases_of_a_flagged_sentence(nlp):
+    from veridic.detect.roles import uncovered_phrases
+
+    ev = ("Media Play News is the voice of the home entertainment industry. It publishes a monthly magazine. "
+          "The weather in Paris was mild.")
+    p = "Media Play News is the only magazine dedicated to the home entertainment industry and printed on recycled paper."
+    doc, edoc = nlp(p), nlp(ev)
+    parts = [p[a:b] for a, b in uncovered_phrases(doc[:], edoc, sentences=2)]
+    assert parts and all(x not in ("Media Play News", "home entertainment industry") for x in parts)
+    assert any("dedicated" in x for x in parts) and any("recycled paper" in x for x in parts)
+    assert not any(x == "magazine" for x in parts)  # the second-best evidence sentence holds it
+    r = _det(nlp, {"": NEUTRAL}, phrase_spans=True).detect(passage=p, evidence=ev)
+    assert r.spans and all(s.end - s.start < len(p) for s in r.spans)
+    assert {s.text for s in r.spans} == set(parts)
+    whole = _det(nlp, {"": NEUTRAL}).detect(passage=p, evidence=ev)
+    assert [(s.start, s.end) for s in whole.spans] == [(0, len(p))]

@@ -212,13 +212,18 @@ if typer is not None:
         split: str = typer.Option("dev", help="dev or test."),
         data: Path = typer.Option(Path("../shared/data/spans/wice_non_supported_tokens"), help="Folder of WiCE span files."),
         model: Optional[str] = typer.Option(None, "--model", "-m"),
+        phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Mark the uncovered phrases of a flagged sentence, not the whole sentence."),
+        coverage_sentences: int = typer.Option(5, help="With --phrase-spans: evidence sentences (best aligned) a word must be found in."),
         out: Optional[Path] = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
     ) -> None:
         """Token-level binary F1 against WiCE non-supported tokens."""
         from veridic.detect.benchmark import load_wice_spans, wice_span_f1
 
         try:
+            if coverage_sentences < 1:
+                raise VeridicError(f"--coverage-sentences must be >= 1; got {coverage_sentences}.")
             det = build_detector(model=model)
+            det.phrase_spans, det.coverage_sentences = phrase_spans, coverage_sentences
             rep = wice_span_f1(detector=det, rows=load_wice_spans(data / f"{split}.jsonl"), progress=True)
             rep["data"] = {"path": str(data / f"{split}.jsonl")}
         except VeridicError as exc:

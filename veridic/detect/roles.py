@@ -36,7 +36,7 @@ from typing import Any
 
 from veridic.synth.lexicon import ANTONYMS, CONVERSES, REVERSALS, SYNONYMS, is_symmetric_predicate
 
-__all__ = ["restated", "lexical_coverage", "uncovered_tokens", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
+__all__ = ["restated", "lexical_coverage", "uncovered_tokens", "uncovered_phrases", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
 
 _PRONOUN_CASE = {"he": "him", "him": "he", "she": "her", "her": "she", "they": "them", "them": "they",
                  "i": "me", "me": "i", "we": "us", "us": "we"}
@@ -546,6 +546,33 @@ def lexical_coverage(sentence: Any, evidence: Any) -> float:
 def uncovered_tokens(sentence: Any, evidence: Any) -> list[Any]:
     """The sentence's content tokens the evidence does not hold in any form."""
     return _coverage(sentence, evidence)[1]
+
+
+def uncovered_phrases(sentence: Any, evidence: Any, *, sentences: int = 5, max_phrase: int = 7) -> list[tuple[int, int]]:
+    """Character ranges (in the sentence's doc) of the phrases of ``sentence`` whose content words the
+    ``sentences`` evidence sentences sharing most content lemmas with it do not hold. Each uncovered word
+    widens to its phrase when that is at most ``max_phrase`` tokens long (a determiner and adjectives go with
+    their noun); adjacent ranges merge. Against the best-aligned sentences rather than the whole document,
+    so a word found somewhere in a long page, in another context, does not count as covered."""
+    from veridic.detect.align import content_lemmas
+
+    want = content_lemmas(sentence)
+    ranked = sorted(evidence.sents, key=lambda s: (-len(want & content_lemmas(s)), s.start))[:sentences]
+    pool = [t for s in ranked for t in s]
+    marks: set[int] = set()
+    for t in _coverage(sentence, pool)[1]:
+        lo, hi = max(t.left_edge.i, sentence.start), min(t.right_edge.i, sentence.end - 1)
+        marks.update(range(lo, hi + 1) if hi - lo < max_phrase else (t.i,))
+    doc, out = sentence.doc, []
+    for i in sorted(marks):
+        if doc[i].is_punct and (i - 1 not in marks or i + 1 not in marks):
+            continue
+        a, b = doc[i].idx, doc[i].idx + len(doc[i].text)
+        if out and i - 1 in marks:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
 
 
 def _coverage(sentence: Any, evidence: Any) -> tuple[list[Any], list[Any]]:
