@@ -9,6 +9,7 @@ runnable as ``python -m veridic.detect.cli``.
     veridic detect bench synthetic --per-kind 60 --out synth.json
     veridic detect bench suite --out suite.json
     veridic detect bench wice --split dev --out wice.json
+    veridic detect bench wice --split test --phrase-spans --out wice.json   # sub-sentence spans
 """
 
 from __future__ import annotations
