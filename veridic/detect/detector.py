@@ -106,6 +106,10 @@ class HallucinationDetector:
     at least ``polarity_override`` of its content lemmas with the evidence
     sentence; a name or specific term the evidence never mentions is reported
     (``invented``) unless entailment reaches ``strong_support``.
+    ``phrase_spans``: a whole-sentence span the NLI decided becomes the phrases
+    whose words the ``coverage_sentences`` best-aligned evidence sentences lack
+    (for span-annotated benchmarks such as WiCE; off by default, since deleting a
+    phrase can leave a broken sentence).
     """
 
     def __init__(
