@@ -124,6 +124,67 @@ def test_bad_input_is_a_clear_error_or_an_explicit_cannot_judge(nlp):
     assert not r.judged and "English" in r.note
     assert r.spans == () and r.edited == r.passage
     assert r.to_dict()["judged"] is False
+    # Evidence with no words at all (a table of numbers, punctuation) is a "cannot judge" too.
+    r2 = det.detect(passage="Messi plays football.", evidence="1987 -- 2023 | 12 : 24 ; 0.5")
+    assert not r2.judged and "no words" in r2.note and r2.edited == r2.passage
+
+
+def test_cli_and_html_say_cannot_judge_and_report_bad_input_as_errors(nlp, monkeypatch):
+    typer_testing = pytest.importorskip("typer.testing")
+    import veridic.detect.cli as cli
+    from veridic.detect.html import render_html
+
+    det = _det(nlp, {"": NEUTRAL}, max_passage_chars=200)
+    monkeypatch.setattr(cli, "build_detector", lambda **kw: det)
+    run = typer_testing.CliRunner().invoke
+    german = "Lionel Messi ist ein argentinischer Fußballspieler, der für Inter Miami spielt und die Nationalmannschaft anführt."
+    res = run(cli.app, ["--passage", "Messi plays for Inter Miami.", "--evidence", german])
+    assert res.exit_code == 0 and "cannot judge" in res.output and "no hallucination found" not in res.output
+    page = render_html(result=det.detect(passage="Messi plays for Inter Miami.", evidence=german))
+    assert "cannot judge" in page and "no hallucination found" not in page
+    for args, msg in ((["--passage", "Messi plays football.", "--evidence", "  "], "empty"),
+                      (["--passage", "Messi plays football. " * 20, "--evidence", "Messi plays football."], "max_passage_chars")):
+        res = run(cli.app, args)
+        assert res.exit_code == 2 and msg in res.output and "Traceback" not in res.output, res.output
+
+
+def test_directional_reversal_and_names_in_exchanged_roles_are_relation_errors(nlp):
+    det = _det(nlp, {"": ENTAIL})
+    ev = "RMS Titanic sank in 1912 during her maiden voyage from Southampton to New York City."
+    r = det.detect(passage="RMS Titanic sank in 1912 during her maiden voyage from New York City to Southampton.", evidence=ev)
+    assert _spans(r) == [("relation", "New York City to Southampton", "Southampton to New York City")]
+    # The same route is no error; nor is "to Y from X".
+    assert det.detect(passage="In 1912 Titanic sailed from Southampton to New York City.", evidence=ev).spans == ()
+    ev2 = "Alexander Fleming discovered penicillin in 1928. Howard Florey and Ernst Chain later developed it into a drug."
+    r2 = det.detect(passage="Howard Florey and Ernst Chain discovered penicillin, which Fleming developed into a drug.", evidence=ev2)
+    assert [s.type for s in r2.spans] == ["relation"] and r2.spans[0].reason == "structure-swap"
+    assert r2.edited.startswith("Fleming discovered penicillin, which Howard Florey and Ernst Chain developed")
+
+
+def test_contest_outcomes_are_converses_and_agentless_passives_compare_verbs(nlp):
+    ev = "In 1997 the IBM computer Deep Blue defeated world chess champion Garry Kasparov in a six-game match."
+    det = _det(nlp, {"": ENTAIL})
+    assert det.detect(passage="Deep Blue beat Kasparov in a six-game match.", evidence=ev).spans == ()
+    r = det.detect(passage="Deep Blue lost the 1997 match to Kasparov.", evidence=ev)
+    assert _spans(r) == [("relation", "Deep Blue lost the 1997 match to Kasparov", "Kasparov lost the 1997 match to Deep Blue")]
+    # A restatement the NLI calls a contradiction is not reported when every predicate and argument agrees.
+    assert _det(nlp, {"": CONTRA}).detect(passage="Deep Blue beat Kasparov in a six-game match.", evidence=ev).spans == ()
+    # ... but a negated one is.
+    assert _det(nlp, {"": CONTRA}).detect(passage="Deep Blue never beat Kasparov.", evidence=ev).spans != ()
+    ev2 = "The glass pyramid was designed by the architect I. M. Pei and completed in 1989."
+    r2 = _det(nlp, {"": NEUTRAL}).detect(passage="The glass pyramid was demolished in 1989.", evidence=ev2)
+    assert _spans(r2) == [("relation", "demolished", "completed")]
+    # Another verb without the same undergoer is a paraphrase candidate, not a relation error.
+    ev3 = "Michael Collins flew the command module Columbia alone in lunar orbit."
+    r3 = _det(nlp, {"": NEUTRAL}).detect(passage="Collins stayed alone in lunar orbit.", evidence=ev3)
+    assert all(s.type != "relation" for s in r3.spans)
+
+
+def test_it_resolves_to_a_thing_not_to_a_person(nlp):
+    ev = "The Sydney Opera House was designed by Jørn Utzon. It was formally opened by Queen Elizabeth II on 20 October 1973."
+    p = "The Danish architect Jørn Utzon designed the Sydney Opera House. It was formally closed by Queen Elizabeth II on 20 October 1973."
+    r = _det(nlp, {"": ENTAIL}).detect(passage=p, evidence=ev)
+    assert _spans(r) == [("relation", "closed", "opened")]
 
 
 def test_contrast_suite_is_complete_and_scored_right():
@@ -149,3 +210,21 @@ def test_committed_suite_matches_its_source():
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert SUITE_PATH.exists()
+
+
+def test_phrase_spans_mark_the_uncovered_phrases_of_a_flagged_sentence(nlp):
+    from veridic.detect.roles import uncovered_phrases
+
+    ev = ("Media Play News is the voice of the home entertainment industry. It publishes a monthly magazine. "
+          "The weather in Paris was mild.")
+    p = "Media Play News is the only magazine dedicated to the home entertainment industry and printed on recycled paper."
+    doc, edoc = nlp(p), nlp(ev)
+    parts = [p[a:b] for a, b in uncovered_phrases(doc[:], edoc, sentences=2)]
+    assert parts and all(x not in ("Media Play News", "home entertainment industry") for x in parts)
+    assert any("dedicated" in x for x in parts) and any("recycled paper" in x for x in parts)
+    assert not any(x == "magazine" for x in parts)  # the second-best evidence sentence holds it
+    r = _det(nlp, {"": NEUTRAL}, phrase_spans=True).detect(passage=p, evidence=ev)
+    assert r.spans and all(s.end - s.start < len(p) for s in r.spans)
+    assert {s.text for s in r.spans} == set(parts)
+    whole = _det(nlp, {"": NEUTRAL}).detect(passage=p, evidence=ev)
+    assert [(s.start, s.end) for s in whole.spans] == [(0, len(p))]

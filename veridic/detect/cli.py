@@ -9,6 +9,7 @@ runnable as ``python -m veridic.detect.cli``.
     veridic detect bench synthetic --per-kind 60 --out synth.json
     veridic detect bench suite --out suite.json
     veridic detect bench wice --split dev --out wice.json
+    veridic detect bench wice --split test --phrase-spans --out wice.json   # sub-sentence spans
 """
 
 from __future__ import annotations
@@ -138,7 +139,9 @@ if typer is not None:
             for s in res.spans:
                 fix = f" -> {s.suggestion!r}" if s.suggestion is not None else (" (delete)" if s.type not in ("entity", "relation") else "")
                 lines.append(f"[{s.start}:{s.end}] {s.type:<13} {s.confidence:.2f} {s.text!r}{fix}\n")
-            if not res.spans:
+            if not res.judged:  # an explicit "cannot judge" must not read as a clean bill
+                lines.append(f"{res.note or 'cannot judge'}\n")
+            elif not res.spans:
                 lines.append("no hallucination found\n")
             text = "".join(lines) + "\nedited: " + res.edited + "\n"
         if output is not None:
@@ -210,13 +213,18 @@ if typer is not None:
         split: str = typer.Option("dev", help="dev or test."),
         data: Path = typer.Option(Path("../shared/data/spans/wice_non_supported_tokens"), help="Folder of WiCE span files."),
         model: Optional[str] = typer.Option(None, "--model", "-m"),
+        phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Mark the uncovered phrases of a flagged sentence, not the whole sentence."),
+        coverage_sentences: int = typer.Option(5, help="With --phrase-spans: evidence sentences (best aligned) a word must be found in."),
         out: Optional[Path] = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
     ) -> None:
         """Token-level binary F1 against WiCE non-supported tokens."""
         from veridic.detect.benchmark import load_wice_spans, wice_span_f1
 
         try:
+            if coverage_sentences < 1:
+                raise VeridicError(f"--coverage-sentences must be >= 1; got {coverage_sentences}.")
             det = build_detector(model=model)
+            det.phrase_spans, det.coverage_sentences = phrase_spans, coverage_sentences
             rep = wice_span_f1(detector=det, rows=load_wice_spans(data / f"{split}.jsonl"), progress=True)
             rep["data"] = {"path": str(data / f"{split}.jsonl")}
         except VeridicError as exc:

@@ -61,7 +61,8 @@ from veridic.detect.align import (
     relation_flips,
 )
 from veridic.detect.edit import apply_edits
-from veridic.detect.roles import frames as _frames, mention as _mention, structural_errors, lexical_coverage, uncovered_tokens
+from veridic.detect.roles import (frames as _frames, lexical_coverage, mention as _mention, restated, structural_errors,
+                                  uncovered_phrases)
 from veridic.detect.result import DetectionResult, HallucinationSpan
 from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifier
 from veridic.detect.tags import _check_plain, to_tagged
@@ -105,6 +106,10 @@ class HallucinationDetector:
     at least ``polarity_override`` of its content lemmas with the evidence
     sentence; a name or specific term the evidence never mentions is reported
     (``invented``) unless entailment reaches ``strong_support``.
+    ``phrase_spans``: a whole-sentence span the NLI decided becomes the phrases
+    whose words the ``coverage_sentences`` best-aligned evidence sentences lack
+    (for span-annotated benchmarks such as WiCE; off by default, since deleting a
+    phrase can leave a broken sentence).
     """
 
     def __init__(
@@ -124,6 +129,7 @@ class HallucinationDetector:
         max_passage_chars: int = 20_000,
         frame_sentences: int = 8,
         phrase_spans: bool = False,
+        coverage_sentences: int = 5,
         k: int = 5,
     ):
         if getattr(scorer, "granularity", "sentence") != "sentence":
@@ -158,6 +164,9 @@ class HallucinationDetector:
         self.max_passage_chars = max_passage_chars
         self.frame_sentences = frame_sentences
         self.phrase_spans = phrase_spans
+        if coverage_sentences < 1:
+            raise ConfigError(f"coverage_sentences must be >= 1; got {coverage_sentences}.")
+        self.coverage_sentences = coverage_sentences
         self.k = k
 
     def describe(self) -> dict[str, Any]:
@@ -176,6 +185,7 @@ class HallucinationDetector:
             "max_passage_chars": self.max_passage_chars,
             "frame_sentences": self.frame_sentences,
             "phrase_spans": self.phrase_spans,
+            "coverage_sentences": self.coverage_sentences,
             "retriever": None if self.retriever is None else type(self.retriever).__name__,
             "k": self.k,
         }
@@ -250,7 +260,10 @@ class HallucinationDetector:
         ev_frames = {s.start: _frames(s) for s in ev_sents} if len(ev_sents) <= self.frame_sentences else None
         found: list[HallucinationSpan] = []
         for sv in verdict.sentences:
-            found.extend(self._sentence(passage, pdoc, sv, evidence, edoc, ev_norm, ev_words, ev_lemmas, ev_frames))
+            spans = self._sentence(passage, pdoc, sv, evidence, edoc, ev_norm, ev_words, ev_lemmas, ev_frames)
+            if self.phrase_spans:
+                spans = [p for s in spans for p in self._narrow(passage, pdoc, sv, s, edoc)]
+            found.extend(spans)
         # Keep non-overlapping spans, most confident first (ties: earlier first).
         kept: list[HallucinationSpan] = []
         for s in sorted(found, key=lambda s: (-(s.confidence or 0.0), s.start, s.end)):
@@ -299,7 +312,8 @@ class HallucinationDetector:
         # roles, reversed predicates and a wrong entity in a role override the NLI (small models entail
         # "YouTube acquired Google" from "Google acquired YouTube"); another verb with the same
         # arguments only counts when the NLI does not find the sentence supported.
-        for st in structural_errors(sent, edoc, evidence_frames=self._aligned_frames(sent, edoc, ev_frames, window)):
+        aligned = self._aligned_frames(sent, edoc, ev_frames, window)
+        for st in structural_errors(sent, edoc, evidence_frames=aligned):
             if st.kind == "verb" and (supported or e >= self.strong_support):
                 continue
             start, end = base + st.start, base + st.end
@@ -367,12 +381,21 @@ class HallucinationDetector:
         # Phrase level: relations, against the best-aligned evidence sentence.
         if ev_sent is not None:
             for f in relation_flips(sent, ev_sent, min_overlap=self.relation_min_overlap):
+                if f.kind == "verb":
+                    # Another verb is the frame check's to judge (above): it matches the arguments by role,
+                    # resolves pronouns and knows converses; this one compares the root verbs alone and
+                    # flags synonyms ("beat" / "defeated").
+                    continue
                 if f.kind == "negation":
                     out.append(polarity_span((f.start, f.end, f.text or "negation"), ev_sent, ev_overlap))
                     break
                 out.append(relation_span(f, ev_overlap, f"relation-{f.kind}"))
         if out:
             return out
+        if restated(sent, aligned) and not unknown_names:
+            # Every predicate is in the evidence with the same arguments (a synonym or converse verb, other
+            # word order): the NLI's doubt comes from the wording, and no structural check fired.
+            return []
         if c >= self.contradiction_threshold and c >= e and c >= n:
             return [HallucinationSpan(**whole, type="contradictory", confidence=_clamp(c), reason="nli-contradiction")]
         if alt is not None:
@@ -387,27 +410,21 @@ class HallucinationDetector:
         invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e, edoc)
         if invented is not None:
             return [invented]
-        part = self._uncovered_part(passage, sent, edoc) if self.phrase_spans else None
-        if part is not None:
-            a, b = part
-            return [HallucinationSpan(start=a, end=b, text=passage[a:b], type="unverifiable", confidence=_clamp(1.0 - e),
-                                      evidence=window_span, suggestion=None, reason="nli-not-entailed:uncovered-phrase")]
         return [HallucinationSpan(**whole, type="unverifiable", confidence=_clamp(1.0 - e), reason="nli-not-entailed")]
 
-    def _uncovered_part(self, passage: str, sent: Any, edoc: Any) -> tuple[int, int] | None:
-        """The stretch of a long sentence the evidence does not cover (first to last content word it
-        lacks, widened to their phrases), when that is well under the whole sentence; else None."""
-        miss = uncovered_tokens(sent, edoc)
-        words = [t for t in sent if not (t.is_punct or t.is_space)]
-        if not miss or len(words) < 12:
-            return None
-        lo = min(t.left_edge.i if t.left_edge.i >= sent.start else t.i for t in miss)
-        hi = max(t.i for t in miss)
-        doc = sent.doc
-        a, b = doc[lo].idx, doc[hi].idx + len(doc[hi].text)
-        if (b - a) > 0.6 * (sent.end_char - sent.start_char):
-            return None
-        return a, b
+    def _narrow(self, passage: str, pdoc: Any, sv: SentenceVerdict, span: HallucinationSpan, edoc: Any) -> list[HallucinationSpan]:
+        """``phrase_spans``: a whole-sentence span from the NLI (unverifiable, invented, contradicted) becomes
+        the sentence's phrases the best-aligned evidence sentences do not cover; unchanged when every word is
+        covered (then the error lies in how the words relate, not in a missing one)."""
+        if (span.start, span.end) != (sv.span.start, sv.span.end) or not span.reason.startswith(("nli-", "unknown-entity")):
+            return [span]
+        sent = pdoc.char_span(sv.span.start, sv.span.end, alignment_mode="expand")
+        parts = uncovered_phrases(sent, edoc, sentences=self.coverage_sentences) if sent is not None else []
+        if not parts:
+            return [span]
+        return [HallucinationSpan(start=a, end=b, text=passage[a:b], type=span.type, confidence=span.confidence,
+                                  evidence=span.evidence, suggestion=None, reason=span.reason + ":uncovered-phrase")
+                for a, b in parts]
 
     def _aligned_frames(self, sent: Any, edoc: Any, cached: dict[int, list[Any]] | None,
                         window: tuple[int, int] | None) -> list[Any]:

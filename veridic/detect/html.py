@@ -82,6 +82,8 @@ def render_html(*, result: DetectionResult, title: str = "veridic: detected hall
     legend = "".join(f'<span style="background:{TYPE_COLOURS[t]}55">{t}</span>' for t in ERROR_TYPES if t in TYPE_COLOURS)
     counts = ", ".join(f"{sum(1 for s in result.spans if s.type == t)} {t}" for t in ERROR_TYPES
                        if any(s.type == t for s in result.spans)) or "no hallucination found"
+    if not result.judged:  # an explicit "cannot judge" is not a clean bill
+        counts = result.note or "cannot judge"
     evidence = f"<h2>Evidence</h2><div class=\"passage\">{html.escape(result.evidence)}</div>" if result.evidence else ""
     return (
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -36,7 +36,7 @@ from typing import Any
 
 from veridic.synth.lexicon import ANTONYMS, CONVERSES, REVERSALS, SYNONYMS, is_symmetric_predicate
 
-__all__ = ["lexical_coverage", "uncovered_tokens", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
+__all__ = ["restated", "lexical_coverage", "uncovered_tokens", "uncovered_phrases", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
 
 _PRONOUN_CASE = {"he": "him", "him": "he", "she": "her", "her": "she", "they": "them", "them": "they",
                  "i": "me", "me": "i", "we": "us", "us": "we"}
@@ -115,11 +115,22 @@ def frames(span: Any) -> list[Frame]:
         if v.dep_ == "acl" and v.tag_ == "VBN" and "obj" not in args:
             args["obj"] = v.head
             passive = True
+        # "X was designed by A and completed in 1989": a bare participle conjoined to a passive verb is
+        # passive too and shares its undergoer (not its agent); the small tagger often calls it VBD.
+        if (v.dep_ == "conj" and v.tag_ in ("VBN", "VBD") and not passive and "obj" not in args and "subj" not in args
+                and any(c.dep_ == "auxpass" for c in v.head.children)
+                and not any(c.dep_ in ("aux", "auxpass") for c in v.children)):
+            head_obj = next((c for c in v.head.children if c.dep_ == "nsubjpass"), None)
+            if head_obj is not None:
+                args["obj"] = head_obj
+                passive = True
         if "subj" not in args and not passive:
-            # "In 2016 LinkedIn acquired ...": the small parser reads "2016 LinkedIn" as one object of "In".
+            # "In 2016 LinkedIn acquired ...": the small parser reads "2016 LinkedIn" as one object of "In"
+            # (the name tagged PROPN or, unknown to it, NOUN); a number right before it marks the misparse.
             for k in [k for k in args if k.startswith("obl:")]:
                 p = args[k]
-                if p.i < v.i and p.pos_ == "PROPN" and any(ch.like_num and ch.i < p.i for ch in p.children):
+                if (p.i < v.i and p.pos_ in ("PROPN", "NOUN") and p.i > 0 and p.doc[p.i - 1].like_num
+                        and any(ch.like_num and ch.i < p.i for ch in p.children)):
                     args["subj"] = p
                     del args[k]
                     break
@@ -183,11 +194,22 @@ def _resolve(t: Any) -> Any:
             if e.label_ == "PERSON" and e.start < t.i:
                 return e.root
     elif low in ("it", "its"):
+        # The first sentence's subject, or its object when the subject is a person ("Utzon designed the
+        # Opera House. It was opened ..."): "it" never refers to a person.
         first = next(iter(doc.sents)).root
-        subj = next((c for c in first.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-        if subj is not None and subj.i != t.i and subj.pos_ != "PRON":
-            return subj
+        for deps in (("nsubj", "nsubjpass"), ("dobj", "attr")):
+            c = next((c for c in first.children if c.dep_ in deps), None)
+            if c is None or c.i == t.i or c.pos_ == "PRON" or _is_person(c):
+                continue
+            return c
     return t
+
+
+def _is_person(t: Any) -> bool:
+    """A person's name, or a noun phrase naming one ("the Danish architect Jørn Utzon")."""
+    if t.ent_type_ == "PERSON":
+        return True
+    return any(c.ent_type_ == "PERSON" and c.dep_ in ("appos", "compound", "flat") for c in t.children)
 
 
 def _initials(words: list[Any]) -> str:
@@ -200,6 +222,17 @@ def arg_match(x: Any, y: Any) -> bool:
     x, y = _resolve(x), _resolve(y)
     if x.pos_ == "PRON" or y.pos_ == "PRON":
         return x.pos_ == "PRON" and y.pos_ == "PRON"
+    # An appositive name names its common-noun head ("the IBM computer Deep Blue", "the architect I. M. Pei");
+    # after a name it is another thing ("Austin, Texas").
+    for a, b in ((x, y), (y, x)):
+        if b.pos_ == "PROPN" or b.ent_type_:
+            continue
+        if any(c.dep_ == "appos" and (c.ent_type_ or c.pos_ == "PROPN") and _arg_match(a, c) for c in b.children):
+            return True
+    return _arg_match(x, y)
+
+
+def _arg_match(x: Any, y: Any) -> bool:
     cx, cy = _core(x), _core(y)
     for a, b in ((cx, cy), (cy, cx)):  # "IAU" / "International Astronomical Union"
         if len(a) == 1 and a[0].text.isupper() and len(a[0].text) >= 2 and a[0].text == _initials(b):
@@ -223,7 +256,7 @@ def _sim(x: Any, y: Any) -> float:
 
 
 def _same_pred(a: str, b: str) -> bool:
-    return a == b or b in SYNONYMS.get(a, ()) or a in SYNONYMS.get(b, ())
+    return a == b or b in SYNONYMS.get(a, ()) or a in SYNONYMS.get(b, ()) or {a, b} <= _BEAT
 
 
 def _reversed_pred(c: Any, e: Any) -> bool:
@@ -231,8 +264,20 @@ def _reversed_pred(c: Any, e: Any) -> bool:
     return any(d.get(a) == b for d in (REVERSALS, ANTONYMS) for a, b in ((cf, ef), (ef, cf), (cl, el), (el, cl)))
 
 
+# Contest outcomes: "A defeated B" == "B lost to A" (win/lose as a converse, not only as a reversal).
+_BEAT = frozenset({"defeat", "beat"})
+
+
 def _converse(f: Frame) -> Frame | None:
-    """"A bought X from B" → "B sold X to A" (same meaning), or None."""
+    """"A bought X from B" → "B sold X to A"; "A defeated B" → "B lost to A" (same meaning), or None."""
+    if f.lemma in _BEAT and "subj" in f.args and "obj" in f.args:
+        args = {k: v for k, v in f.args.items() if k not in ("subj", "obj")}
+        args.update({"subj": f.args["obj"], "obl:to": f.args["subj"]})
+        return Frame(verb=f.verb, lemma="lose", args=args, passive=f.passive)
+    if f.lemma == "lose" and "subj" in f.args and "obl:to" in f.args:
+        args = {k: v for k, v in f.args.items() if k not in ("subj", "obl:to", "obj")}
+        args.update({"subj": f.args["obl:to"], "obj": f.args["subj"]})
+        return Frame(verb=f.verb, lemma="defeat", args=args, passive=f.passive)
     if f.lemma not in CONVERSES:
         return None
     other, p_in, p_out = CONVERSES[f.lemma]
@@ -253,9 +298,65 @@ def _text(doc: Any, a: int, b: int) -> str:
     return doc[a:b].text
 
 
-def _swap_fix(doc: Any, x: Any, y: Any) -> tuple[int, int, str] | None:
-    """Exchange the phrases of arguments ``x`` and ``y`` in the claim: (token start, token end, new text)."""
-    (a0, a1), (b0, b1) = sorted([_phrase(x), _phrase(y)])
+def _coordination(t: Any) -> tuple[int, int]:
+    """The mention of name ``t`` with the names coordinated with it ("Howard Florey and Ernst Chain")."""
+    a, b = mention(t)
+    for c in t.children:
+        if c.dep_ == "conj" and (c.ent_type_ or c.pos_ == "PROPN"):
+            b = max(b, _coordination(c)[1])
+    return a, b
+
+
+def _routes(span: Any) -> list[tuple[Any, Any]]:
+    """(origin, destination) argument heads of "from X to Y" in ``span``, wherever the parser attached the two
+    prepositions (the small parser often hangs "from X" on a noun and "to Y" on the verb)."""
+    out = []
+    for t in span:
+        if t.lower_ != "from" or t.dep_ not in ("prep", "agent"):
+            continue
+        x = next((c for c in t.children if c.dep_ == "pobj"), None)
+        if x is None:
+            continue
+        doc = t.doc
+        nxt, limit = x.right_edge.i + 1, getattr(span, "end", len(doc))
+        if nxt < limit and doc[nxt].lower_ in ("to", "into"):
+            y = next((c for c in doc[nxt].children if c.dep_ == "pobj"), None)
+            if y is not None:
+                out.append((x, y))
+    return out
+
+
+def _same_form(tag: str) -> tuple[str, ...]:
+    """Tags of the same verb form (the small tagger confuses past tense and participle)."""
+    return ("VBD", "VBN") if tag in ("VBD", "VBN") else (tag,)
+
+
+def _negated(v: Any) -> bool:
+    return any(c.dep_ == "neg" or c.lower_ in ("never", "not") for c in v.children)
+
+
+def _named_in(x: Any, evidence: Any) -> bool:
+    """Does ``evidence`` name the entity of claim argument ``x`` anywhere (in any role)?"""
+    return any((t.ent_type_ or t.pos_ == "PROPN") and arg_match(x, t) for t in evidence)
+
+
+def _named_elsewhere(sentence: Any, y: Any, skip: tuple[int, int]) -> Any | None:
+    """The head of a name in claim ``sentence`` (outside token range ``skip``) that matches evidence argument ``y``."""
+    for t in sentence:
+        if skip[0] <= t.i < skip[1] or not (t.ent_type_ or t.pos_ == "PROPN") or t.pos_ == "PRON":
+            continue
+        if t.dep_ in ("compound", "flat") and t.head.i != t.i and (t.head.ent_type_ or t.head.pos_ == "PROPN"):
+            continue  # judge the whole name once, by its head
+        if arg_match(t, y):
+            return t
+    return None
+
+
+def _swap_fix(doc: Any, x: Any, y: Any, *, whole: bool = False) -> tuple[int, int, str] | None:
+    """Exchange the phrases of arguments ``x`` and ``y`` in the claim: (token start, token end, new text).
+    ``whole``: exchange the two names' mentions only, not their whole phrases (relative clauses etc.)."""
+    span = _coordination if whole else _phrase
+    (a0, a1), (b0, b1) = sorted([span(x), span(y)])
     if a1 > b0:  # nested phrases cannot be exchanged
         return None
     first, second = doc[a0:a1].text, doc[b0:b1].text
@@ -272,7 +373,7 @@ def _swap_fix(doc: Any, x: Any, y: Any) -> tuple[int, int, str] | None:
         return s if tok.pos_ == "PROPN" or s[:1].isupper() and s.split()[0].lower() not in ("the", "a", "an", "he", "she", "they", "it") else s[:1].lower() + s[1:]
 
     sent_start = doc[a0].is_sent_start
-    x_tok, y_tok = (x, y) if _phrase(x)[0] == a0 else (y, x)
+    x_tok, y_tok = (x, y) if span(x)[0] == a0 else (y, x)
     new = recase(second, y_tok, sent_start) + mid + recase(first, x_tok, False)
     return a0, b1, new
 
@@ -292,6 +393,16 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
         out.append(StructuralError(ts - base, te - base, doc.text[ts:te], sugg, kind, typ, es, ee))
 
     from veridic.detect.align import TYPE_GROUPS
+
+    # Direction reversed: "from New York City to Southampton" for "from Southampton to New York City".
+    for x, y in _routes(sentence):
+        hit = next(((ex, ey) for ex, ey in _routes(evidence) if arg_match(x, ey) and arg_match(y, ex)
+                    and not (arg_match(x, ex) and arg_match(y, ey))), None)
+        if hit is not None:
+            fix = _swap_fix(doc, x, y)
+            if fix is not None:
+                add(fix[0], fix[1], fix[2], "swap", "relation", hit[0].head)
+                return out
 
     for f in frames(sentence):
         found = False
@@ -331,7 +442,9 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
         if found:
             continue
         # Pass 2: the same arguments under a reversed or antonymous predicate; or (kind "verb",
-        # for the caller to weigh against the NLI) another content verb.
+        # for the caller to weigh against the NLI) another content verb, kept until pass 3 has had its say:
+        # the same predicate with another name in a role explains the sentence better.
+        other_verb: Frame | None = None
         for g in efs:
             if _same_pred(f.lemma, g.lemma):
                 continue
@@ -344,11 +457,13 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
                 add(f.verb.i, f.verb.i + 1, g.verb.text, "reversal", "relation", g.verb)
                 found = True
                 break
-            if (len(matched) >= 2 and f.lemma not in _LIGHT and g.lemma not in _LIGHT and f.verb.tag_ == g.verb.tag_
-                    and {"subj", "obj"} & set(real)):
-                add(f.verb.i, f.verb.i + 1, g.verb.text, "verb", "relation", g.verb)
-                found = True
-                break
+            # Another verb is an error only when it is the one thing that differs: the undergoer agrees, and
+            # the doer too unless the claim leaves it unsaid (an agentless passive); "stayed in orbit" /
+            # "flew the module in orbit" is a paraphrase. A negated claim verb is the polarity check's to judge.
+            if (len(matched) >= 2 and f.lemma not in _LIGHT and g.lemma not in _LIGHT
+                    and f.verb.tag_ in _same_form(g.verb.tag_) and "obj" in matched and ("subj" in matched or "subj" not in f.args)
+                    and {"subj", "obj"} & set(real) and not _negated(f.verb) and other_verb is None):
+                other_verb = g
         if found:
             continue
         # Pass 3: the same predicate, another argument agreeing, one role holding another entity of the same type.
@@ -379,10 +494,47 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
                     continue
                 if gx in ("time", "number", "money", "percent") and not (any(ch.isdigit() for ch in old) and any(ch.isdigit() for ch in new)):
                     continue  # "a decade" / "ten years": values this check cannot compare
+                other = _named_elsewhere(sentence, y, (a, b))
+                if other is not None and _named_in(x, evidence):
+                    # Both names are in the claim and in the evidence, in exchanged roles ("Florey discovered
+                    # penicillin, which Fleming developed"): a relation error, fixed by exchanging the two.
+                    fix = _swap_fix(doc, x, other, whole=True)
+                    if fix is not None:
+                        add(fix[0], fix[1], fix[2], "swap", "relation", y)
+                        found = True
+                        break
                 add(a, b, new, "role-entity", "entity", y)
                 found = True
                 break
+        if not found and other_verb is not None:
+            add(f.verb.i, f.verb.i + 1, other_verb.verb.text, "verb", "relation", other_verb.verb)
     return out
+
+
+def restated(sentence: Any, evidence_frames: list[Frame]) -> bool:
+    """Does the evidence state every predicate of ``sentence`` with the same arguments? Each claim frame of a
+    content verb needs an evidence frame with the same predicate (a synonym or converse counts: "A beat B" /
+    "B lost to A") that holds every one of its roles, all matching, two of them names or nouns rather than
+    pronouns; a negated claim verb never counts. Small NLI models call such restatements contradictions when
+    the wording changes ("Deep Blue beat Kasparov" / "Kasparov lost to Deep Blue")."""
+    fs = frames(sentence)
+    if not fs:
+        return False
+    efs = evidence_frames + [c for c in (_converse(f) for f in evidence_frames) if c is not None]
+    for f in fs:
+        if f.lemma in _LIGHT or _negated(f.verb):
+            return False
+        ok = False
+        for g in efs:
+            if not _same_pred(f.lemma, g.lemma) or not all(r in g.args for r in f.args):
+                continue
+            if all(arg_match(x, g.args[r]) for r, x in f.args.items()) \
+                    and sum(_resolve(x).pos_ != "PRON" for x in f.args.values()) >= 2:
+                ok = True
+                break
+        if not ok:
+            return False
+    return True
 
 
 def lexical_coverage(sentence: Any, evidence: Any) -> float:
@@ -394,6 +546,33 @@ def lexical_coverage(sentence: Any, evidence: Any) -> float:
 def uncovered_tokens(sentence: Any, evidence: Any) -> list[Any]:
     """The sentence's content tokens the evidence does not hold in any form."""
     return _coverage(sentence, evidence)[1]
+
+
+def uncovered_phrases(sentence: Any, evidence: Any, *, sentences: int = 5, max_phrase: int = 7) -> list[tuple[int, int]]:
+    """Character ranges (in the sentence's doc) of the phrases of ``sentence`` whose content words the
+    ``sentences`` evidence sentences sharing most content lemmas with it do not hold. Each uncovered word
+    widens to its phrase when that is at most ``max_phrase`` tokens long (a determiner and adjectives go with
+    their noun); adjacent ranges merge. Against the best-aligned sentences rather than the whole document,
+    so a word found somewhere in a long page, in another context, does not count as covered."""
+    from veridic.detect.align import content_lemmas
+
+    want = content_lemmas(sentence)
+    ranked = sorted(evidence.sents, key=lambda s: (-len(want & content_lemmas(s)), s.start))[:sentences]
+    pool = [t for s in ranked for t in s]
+    marks: set[int] = set()
+    for t in _coverage(sentence, pool)[1]:
+        lo, hi = max(t.left_edge.i, sentence.start), min(t.right_edge.i, sentence.end - 1)
+        marks.update(range(lo, hi + 1) if hi - lo < max_phrase else (t.i,))
+    doc, out = sentence.doc, []
+    for i in sorted(marks):
+        if doc[i].is_punct and (i - 1 not in marks or i + 1 not in marks):
+            continue
+        a, b = doc[i].idx, doc[i].idx + len(doc[i].text)
+        if out and i - 1 in marks:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
 
 
 def _coverage(sentence: Any, evidence: Any) -> tuple[list[Any], list[Any]]:

@@ -40,6 +40,7 @@ _ANTONYM_PAIRS = [
     ("started", "ended"), ("began", "ended"), ("lowest", "highest"), ("least", "most"),
     ("minority", "majority"), ("Democrat", "Republican"), ("Democrats", "Republicans"),
     ("Democratic", "Republican"),
+    ("previous", "next"), ("preceding", "following"),
 ]
 _ANTONYMS: dict[str, str] = {}
 for _a, _b in _ANTONYM_PAIRS:
@@ -69,6 +70,9 @@ _REVERSAL_PAIRS = [
     ("accepted", "rejected"), ("approved", "rejected"), ("supported", "opposed"), ("allowed", "banned"),
     ("defeated", "lost to"), ("exported", "imported"), ("lent", "borrowed"), ("gave", "received"),
     ("teaches", "learns from"), ("succeeded", "preceded"), ("inherited", "bequeathed"),
+    # Institutional acts and their undoing (issue 17): only verb forms, so nouns ("an issue", "a list") never flip.
+    ("issued", "revoked"), ("issues", "revokes"), ("released", "recalled"), ("listed", "delisted"),
+    ("founded", "dissolved"), ("winning", "losing"),
 ]
 REVERSALS: dict[str, str] = {}
 for _a, _b in _REVERSAL_PAIRS:
