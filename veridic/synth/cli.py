@@ -24,6 +24,21 @@ __all__ = ["app"]
 if typer is not None:
     app = typer.Typer(help="Build synthetic training data.", no_args_is_help=True, add_completion=False)
 
+    def _load_spacy(name: str, **kwargs) -> object:
+        """The spaCy pipeline, or exit 2 with the install hint (the commands need the spacy and train extras)."""
+        try:
+            import spacy
+
+            import veridic.train.data  # noqa: F401  (the 'train' extra: datasets readers)
+        except ImportError as exc:
+            sys.stderr.write(f"error: this needs the 'spacy' and 'train' extras ({exc.name} is missing): pip install 'veridic[train]'\n")
+            raise typer.Exit(code=2) from exc
+        try:
+            return spacy.load(name, **kwargs)
+        except OSError as exc:
+            sys.stderr.write(f"error: spaCy model {name!r} is not installed: pip install 'veridic[spacy]'\n")
+            raise typer.Exit(code=2) from exc
+
     @app.callback()
     def _group() -> None:
         """Build synthetic training data."""  # a callback keeps `synth contrast` a subcommand (typer collapses one-command apps)
@@ -44,19 +59,10 @@ if typer is not None:
         if not 0 <= held_back_fraction < 0.5:
             sys.stderr.write(f"error: --held-back-fraction must be in [0, 0.5), got {held_back_fraction}\n")
             raise typer.Exit(code=2)
-        try:
-            import spacy
+        nlp = _load_spacy(spacy_model)
+        from veridic.synth.corpus import build_contrast_corpus
+        from veridic.train.data import default_data_dir
 
-            from veridic.synth.corpus import build_contrast_corpus
-            from veridic.train.data import default_data_dir
-        except ImportError as exc:
-            sys.stderr.write(f"error: this needs the 'spacy' and 'train' extras ({exc.name} is missing): pip install 'veridic[train]'\n")
-            raise typer.Exit(code=2) from exc
-        try:
-            nlp = spacy.load(spacy_model)
-        except OSError as exc:
-            sys.stderr.write(f"error: spaCy model {spacy_model!r} is not installed: pip install 'veridic[spacy]'\n")
-            raise typer.Exit(code=2) from exc
         try:
             summary = build_contrast_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp, seed=seed,
                                             sources=sources or None, held_back_fraction=held_back_fraction,
@@ -82,19 +88,10 @@ if typer is not None:
         if n_premises < 1 or n_held_back < 0 or not 0 <= held_back_fraction < 0.5:
             sys.stderr.write("error: --n-premises must be >= 1, --n-held-back >= 0 and --held-back-fraction in [0, 0.5)\n")
             raise typer.Exit(code=2)
-        try:
-            import spacy
+        nlp = _load_spacy(spacy_model, disable=["parser", "lemmatizer"])  # NER only
+        from veridic.synth.frames import build_frame_corpus
+        from veridic.train.data import default_data_dir
 
-            from veridic.synth.frames import build_frame_corpus
-            from veridic.train.data import default_data_dir
-        except ImportError as exc:
-            sys.stderr.write(f"error: this needs the 'spacy' and 'train' extras ({exc.name} is missing): pip install 'veridic[train]'\n")
-            raise typer.Exit(code=2) from exc
-        try:
-            nlp = spacy.load(spacy_model, disable=["parser", "lemmatizer"])
-        except OSError as exc:
-            sys.stderr.write(f"error: spaCy model {spacy_model!r} is not installed: pip install 'veridic[spacy]'\n")
-            raise typer.Exit(code=2) from exc
         try:
             summary = build_frame_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp,
                                          n_premises=n_premises, n_held_back=n_held_back, seed=seed,

@@ -30,10 +30,10 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from veridic.errors import InputError
+from veridic.synth.contrast import ContrastPair
 from veridic.synth.perturb import _stable_int
 
 __all__ = ["FRAME_RULES", "FramePair", "generate_frame_pairs", "names_from_documents", "predicate_held_back"]
@@ -130,21 +130,8 @@ _ROLES = ["chairman", "chief executive", "party leader", "head coach", "mayor", 
           "editor", "captain"]
 
 
-@dataclass(frozen=True)
-class FramePair:
-    """One premise–hypothesis pair in the contrast corpus schema (see :mod:`veridic.synth.corpus`)."""
-
-    premise: str
-    hypothesis: str
-    label: str
-    rule: str
-    original: str
-    doc_id: str
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self, *, split: str) -> dict[str, Any]:
-        return {"premise": self.premise, "hypothesis": self.hypothesis, "label": self.label, "rule": self.rule,
-                "original": self.original, "doc_id": self.doc_id, "meta": self.meta, "split": split}
+#: frame pairs are contrast pairs: same fields, same corpus schema
+FramePair = ContrastPair
 
 
 def predicate_held_back(predicate: str, *, fraction: float, seed: int = 0) -> bool:
@@ -340,7 +327,7 @@ def build_frame_corpus(*, data_dir: Any, out: Any, nlp: Any, n_premises: int, n_
             for p in generate_frame_pairs(names=names, n_premises=n, seed=seed, context=sents,
                                           held_back_fraction=held_back_fraction, split=split):
                 counts[(p.rule, p.label, split)] += 1
-                fh.write(json.dumps(p.to_dict(split=split), ensure_ascii=False) + "\n")
+                fh.write(json.dumps({**p.to_dict(), "split": split}, ensure_ascii=False) + "\n")
     summary: dict[str, Any] = {"names": {k: len(v) for k, v in names.items()}, "context_sentences": len(sents),
                                "pairs": sum(counts.values()), "by_rule": {}}
     for (rule, label, split), n in sorted(counts.items()):
