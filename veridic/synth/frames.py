@@ -236,8 +236,7 @@ def _pairs_for(fam: str, spec: Any, rng: random.Random, names: Mapping[str, Sequ
         # labels; otherwise "a passive hypothesis over a passive premise" alone predicts the label.
         cands.append((f"{b} was {part}{when}.", "entailment", "compression"))
         cands.append((f"{a} was {part}{when}.", "not_entailment", "voice_role_change"))
-        if when:
-            front = f"{when.strip()[:1].upper()}{when.strip()[1:]}, "
+        front = f"{_cap(when.strip())}, "
         if rng.random() < 0.5:
             sent = active
             cands.append((passive, "entailment", "passive_keep_roles"))
@@ -261,7 +260,7 @@ def _pairs_for(fam: str, spec: Any, rng: random.Random, names: Mapping[str, Sequ
         cands.append((f"{b} {pred} {a}{when}.", "entailment" if sym else "not_entailment",
                       "symmetric_swap" if sym else "role_swap"))
         if not sym and when:  # a faithful partner that moves words but keeps the roles
-            cands.append((f"{when.strip()[:1].upper()}{when.strip()[1:]}, {a} {pred} {b}.", "entailment", "clause_reorder"))
+            cands.append((f"{_cap(when.strip())}, {a} {pred} {b}.", "entailment", "clause_reorder"))
     else:
         fwd, conv, _ = spec
         x = rng.choice(_OBJECTS[t]) if "{X}" in fwd else ""
@@ -295,8 +294,12 @@ def _pairs_for(fam: str, spec: Any, rng: random.Random, names: Mapping[str, Sequ
 
 def build_frame_corpus(*, data_dir: Any, out: Any, nlp: Any, n_premises: int, n_held_back: int = 400,
                        seed: int = 13, sources: Sequence[str] | None = None, max_sentences: int = 8000,
-                       held_back_fraction: float = 0.12, n_process: int = 1) -> dict[str, Any]:
+                       held_back_fraction: float = 0.12, n_process: int = 1,
+                       corpus_held_back_fraction: float | None = None) -> dict[str, Any]:
     """Names and context sentences from the contrast sources, frames over them, written atomically.
+
+    Documents the parse-based corpus holds back (``corpus_held_back_fraction``, default
+    its own default) give no names or context, so its held-back slice stays unseen.
 
     Rows follow :func:`veridic.synth.corpus.build_contrast_corpus`'s schema, so the trainer
     reads them beside the parse-based corpus (``contrast.extra_corpora``). Returns counts.
@@ -307,10 +310,11 @@ def build_frame_corpus(*, data_dir: Any, out: Any, nlp: Any, n_premises: int, n_
     from pathlib import Path
 
     from veridic.io.atomic import atomic_path
-    from veridic.synth.corpus import contrast_documents, is_held_back_doc
+    from veridic.synth.corpus import HELD_BACK_FRACTION, contrast_documents, is_held_back_doc
 
     docs = contrast_documents(data_dir=data_dir, sources=sources)
-    docs = [d for d in docs if not is_held_back_doc(d.doc_id, fraction=0.03)]  # the corpus's held-back documents stay unseen
+    fraction = HELD_BACK_FRACTION if corpus_held_back_fraction is None else corpus_held_back_fraction
+    docs = [d for d in docs if not is_held_back_doc(d.doc_id, fraction=fraction)]
     rng = random.Random(_stable_int(str(seed), "frame-docs"))
     rng.shuffle(docs)
     sents: list[str] = []

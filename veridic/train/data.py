@@ -269,6 +269,12 @@ def synthetic_examples(rows: Sequence[Mapping[str, Any]], *, held_out_fraction: 
     return train, held
 
 
+def run_path(name: str | Path, out_dir: Path) -> Path:
+    """A config path: absolute as given, else relative to the run folder (where corpora live)."""
+    p = Path(name)
+    return p if p.is_absolute() else out_dir / p
+
+
 def build_contrast_examples(contrast_cfg: Any, *, data_dir: Path, out_dir: Path, progress: bool = True
                             ) -> tuple[list[Example], dict[str, list[Example]], dict[str, Any]]:
     """Training examples from the contrast corpus, and held-back examples per rule.
@@ -280,9 +286,7 @@ def build_contrast_examples(contrast_cfg: Any, *, data_dir: Path, out_dir: Path,
     """
     from veridic.synth.corpus import build_contrast_corpus, read_contrast_corpus
 
-    path = Path(contrast_cfg.corpus)
-    if not path.is_absolute():
-        path = out_dir / path
+    path = run_path(contrast_cfg.corpus, out_dir)
     built = False
     if not path.exists():
         import spacy
@@ -293,13 +297,13 @@ def build_contrast_examples(contrast_cfg: Any, *, data_dir: Path, out_dir: Path,
                               max_sentences=contrast_cfg.max_sentences, n_process=contrast_cfg.n_process,
                               progress=progress)
         built = True
-    rows = list(read_contrast_corpus(path))
-    for extra in getattr(contrast_cfg, "extra_corpora", None) or []:
-        p = Path(extra) if Path(extra).is_absolute() else out_dir / extra
+    rows = read_contrast_corpus(path)
+    for extra in contrast_cfg.extra_corpora:
+        p = run_path(extra, out_dir)
         if not p.exists():
             raise InputError(f"contrast.extra_corpora: {p} does not exist; build it with `veridic synth frames -o {p}`")
         rows.extend(read_contrast_corpus(p))
-    reverse = set(getattr(contrast_cfg, "reverse_rules", None) or [])
+    reverse = set(contrast_cfg.reverse_rules)
     by_rule: dict[str, list[Mapping[str, Any]]] = {}
     held: dict[str, list[Example]] = {}
     for r in rows:

