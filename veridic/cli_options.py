@@ -19,7 +19,23 @@ import typer
 
 from veridic.errors import InputError
 
-__all__ = ["SCORER_FLAGS", "read_text_arg", "scorer_config", "check_model_flags", "with_scorer_flags"]
+__all__ = ["SCORER_FLAGS", "read_text_arg", "scorer_config", "check_model_flags", "with_scorer_flags", "Bf16", "parse_bf16"]
+
+Bf16 = Annotated[str, typer.Option("--bf16", help="auto (when the CPU has native bf16: AMX or AVX512-BF16), on or off.")]
+
+
+def parse_bf16(value: str) -> bool | None:
+    """``--bf16`` for the fine-tuning commands: None (decide from the CPU), True or False.
+
+    >>> parse_bf16("auto"), parse_bf16("on"), parse_bf16("off")
+    (None, True, False)
+    """
+    from veridic.errors import ConfigError
+
+    if value not in ("auto", "on", "off"):
+        raise ConfigError(f"--bf16 must be auto, on or off; got {value!r}.")
+    return None if value == "auto" else value == "on"
+
 
 _SCORER = "Scorer options"
 _MODEL = "Model options"

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from veridic.cli_options import Bf16, parse_bf16
 from veridic.errors import ConfigError, VeridicError
 
 __all__ = ["app"]
@@ -207,7 +208,7 @@ def train(
     min_history: Annotated[int, typer.Option("--min-history", help="Losses seen before truncation starts.")] = 64,
     limit: Annotated[int | None, typer.Option("--limit", help="Use a seeded sample of N training examples.")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
-    bf16: Annotated[str, typer.Option("--bf16", help="auto (when the CPU has native bf16: AMX or AVX512-BF16), on or off.")] = "auto",
+    bf16: Bf16 = "auto",
     threads: Annotated[int | None, typer.Option("--threads")] = None,
     resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Continue from the newest checkpoint in --out-dir.")] = True,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = False,
@@ -216,11 +217,9 @@ def train(
     from veridic.ablation.finetune import LTTrainConfig, load_grounded, shuffled, train_grounded
 
     try:
-        if bf16 not in ("auto", "on", "off"):
-            raise ConfigError(f"--bf16 must be auto, on or off; got {bf16!r}.")
         cfg = LTTrainConfig(variant=variant, model=model, template=template, max_length=max_length, batch_size=batch_size, learning_rate=lr,
                             max_steps=max_steps, max_minutes=max_minutes, warmup_steps=warmup_steps, keep=keep, keep_grounded=keep_grounded, min_history=min_history, seed=seed,
-                            bf16=None if bf16 == "auto" else bf16 == "on", threads=threads)
+                            bf16=parse_bf16(bf16), threads=threads)
         examples = shuffled(load_grounded(data), seed=seed)
         if limit is not None:
             examples = examples[:limit]

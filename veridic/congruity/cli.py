@@ -30,6 +30,7 @@ from typing import Annotated, Any
 
 import typer
 
+from veridic.cli_options import Bf16, parse_bf16
 from veridic.errors import ConfigError, InputError, VeridicError
 
 __all__ = ["app"]
@@ -217,7 +218,7 @@ def train(
     lr: Annotated[float, typer.Option("--lr")] = 5e-5,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     save_steps: Annotated[int, typer.Option("--save-steps")] = 100,
-    bf16: Annotated[str, typer.Option("--bf16", help="auto (when the CPU has native bf16: AMX or AVX512-BF16), on or off.")] = "auto",
+    bf16: Bf16 = "auto",
     threads: Annotated[int | None, typer.Option("--threads")] = None,
     resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Continue from the newest checkpoint in --out-dir.")] = True,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = False,
@@ -227,10 +228,8 @@ def train(
     from veridic.congruity.mc import MCTrainConfig, train_multiple_choice
 
     try:
-        if bf16 not in ("auto", "on", "off"):
-            raise ConfigError(f"--bf16 must be auto, on or off; got {bf16!r}.")
         cfg = MCTrainConfig(model=model, max_length=max_length, batch_size=batch_size, learning_rate=lr, epochs=epochs, max_steps=max_steps,
-                            max_minutes=max_minutes, seed=seed, bf16=None if bf16 == "auto" else bf16 == "on", save_steps=save_steps, threads=threads,
+                            max_minutes=max_minutes, seed=seed, bf16=parse_bf16(bf16), save_steps=save_steps, threads=threads,
                             truncation=truncation, eval_steps=eval_steps, save_total_limit=save_total_limit, freeze_layers=freeze_layers,
                             warmup_fraction=warmup)
         its = [MCItem.from_dict(r) for path in items for r in _read_jsonl(path)]
