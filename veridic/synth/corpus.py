@@ -80,7 +80,7 @@ def contrast_documents(*, data_dir: str | Path, sources: Sequence[str] | None = 
         path = data_dir / rel
         if not path.exists():
             raise InputError(f"contrast source {name!r} needs {path}, which does not exist; "
-                             f"point --data-dir (or $VERIDIC_DATA) at the shared data folder")
+                             f"point --data (or $VERIDIC_DATA) at the shared data folder")
         if kind == "pomo":
             d = [Document(doc_id=f"{name}:{x.doc_id}", sentences=x.sentences) for x in pomo_documents(path)]
         elif kind == "bodies":

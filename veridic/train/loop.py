@@ -553,7 +553,7 @@ class Trainer:
                     missing.append(f"contrast.extra_corpora: {p} (build it with `veridic synth frames -o {p}`)")
         if missing:
             raise InputError("training data not found:\n  " + "\n  ".join(missing)
-                              + f"\n(data dir: {self.data_dir}; set $VERIDIC_DATA or --data-dir)")
+                              + f"\n(data dir: {self.data_dir}; set $VERIDIC_DATA or --data)")
 
     def _collate(self, idx: list[int], tokenizer: Any) -> dict[str, Any]:
         import torch
