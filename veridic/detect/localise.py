@@ -5,7 +5,7 @@ an adjective, a conjunct, a place ("Brian Pendleton died *on 16 May 2001*"). Del
 leaves a sentence the evidence entails; deleting a phrase the evidence does support leaves the
 sentence unsupported. So the detector (``phrase_spans=True``) scores each deletable phrase's
 *remainder* with the same NLI scorer and marks the phrases whose removal makes the remainder
-entailed (:func:`choose`). Deletable phrases are the parse's optional constituents
+entailed, the smallest such phrases first (:func:`choose`). Deletable phrases are the parse's optional constituents
 (:func:`deletable_phrases`): modifiers and adjuncts of any kind, conjuncts with their coordinator,
 appositions and relative clauses; never the root, a negation, a core argument, or part of a name or
 date. The edit that marking implies (deleting the phrase) therefore yields a sentence the NLI
@@ -63,11 +63,21 @@ def deletable_phrases(sentence: Any) -> list[tuple[int, int]]:
             continue  # deleting a negation changes what is said, it does not say less
         if any(e.start < b and e.end > a and (e.start < a or e.end > b) for e in ents):
             continue
-        if all(x.is_punct for x in doc[a:b]):
+        if all(x.is_punct for x in doc[a:b]) or _cuts_a_word(sentence, a, b):
             continue
         if (a, b) not in out:
             out.append((a, b))
     return out
+
+
+def _joined(left: Any, right: Any) -> bool:
+    """Two adjacent tokens written as one word ("step" "-" "children", "Grammy" "-" "nominated")."""
+    return left.whitespace_ == "" and (left.text in "-–/" or right.text in "-–/" or (left.is_alpha or left.is_digit) and (right.is_alpha or right.is_digit))
+
+
+def _cuts_a_word(sentence: Any, a: int, b: int) -> bool:
+    doc = sentence.doc
+    return (a > sentence.start and _joined(doc[a - 1], doc[a])) or (b < sentence.end and _joined(doc[b - 1], doc[b]))
 
 
 def without(sentence: Any, a: int, b: int) -> str:
@@ -99,16 +109,20 @@ class Deletion:
 
 
 def choose(deletions: Sequence[Deletion], *, e: float) -> list[Deletion]:
-    """The phrases to mark in a sentence with entailment probability ``e``: those whose deletion leaves an
-    entailed remainder, largest entailment gain first, skipping any that overlaps one already chosen
-    (a phrase inside a chosen one adds nothing). Empty when no single deletion restores entailment.
+    """The phrases to mark in a sentence with entailment probability ``e``: the *smallest* phrases whose
+    deletion leaves an entailed remainder (one that holds a smaller such phrase is dropped: "on violin and
+    keyboard" when deleting "and keyboard" suffices), then by entailment gain, skipping any that overlaps
+    one already chosen. Empty when no single deletion restores entailment.
 
-    >>> d = [Deletion(0, 5, e=0.8, n=0.1, c=0.1), Deletion(2, 4, e=0.6, n=0.3, c=0.1), Deletion(9, 12, e=0.3, n=0.6, c=0.1)]
+    >>> d = [Deletion(0, 9, e=0.8, n=0.1, c=0.1), Deletion(4, 9, e=0.6, n=0.3, c=0.1), Deletion(12, 15, e=0.3, n=0.6, c=0.1)]
     >>> [(x.start, x.end) for x in choose(d, e=0.2)]
-    [(0, 5)]
+    [(4, 9)]
     """
+    ok = [d for d in deletions if d.entailed]
+    ok = [d for d in ok if not any(x is not d and d.start <= x.start and x.end <= d.end and (x.start, x.end) != (d.start, d.end)
+                                   for x in ok)]
     chosen: list[Deletion] = []
-    for d in sorted((d for d in deletions if d.entailed), key=lambda d: (-(d.e - e), d.start, d.end)):
+    for d in sorted(ok, key=lambda d: (-(d.e - e), d.end - d.start, d.start)):
         if all(d.end <= x.start or d.start >= x.end for x in chosen):
             chosen.append(d)
     return sorted(chosen, key=lambda d: d.start)
