@@ -83,3 +83,14 @@ def test_other_sentences_and_structural_spans_are_left_alone(nlp):
     p = "Messi was born on June 12, 1987. He joined Inter Miami in 2023."
     r = _det(nlp, {"June 12": NEUTRAL, "": ENTAIL}, phrase_spans=True).detect(passage=p, evidence=ev)
     assert [(s.type, s.text, s.suggestion) for s in r.spans] == [("entity", "12", "24")]
+
+
+def test_deletion_localisation_works_with_the_hybrid_scorer(nlp):
+    from veridic.nli.hybrid import HybridScorer, HybridWeights
+
+    w = HybridWeights(features=("ec_min",), mean=(0.0,), scale=(1.0,), coef=(3.0,), intercept=0.0)
+    scorer = HybridScorer(backend=FakeNLIBackend({"16 May": NEUTRAL, "": ENTAIL}, max_length=256), weights=w)
+    det = HallucinationDetector(scorer=scorer, nlp=nlp, phrase_spans=True)
+    r = det.detect(passage="Brian Pendleton died on 16 May 2001.",
+                   evidence="Brian Pendleton was a guitarist. Brian Pendleton died in Kent.")
+    assert [s.text for s in r.spans] == ["on 16 May 2001"]

@@ -213,8 +213,8 @@ if typer is not None:
         split: str = typer.Option("dev", help="dev or test."),
         data: Path = typer.Option(Path("../shared/data/spans/wice_non_supported_tokens"), help="Folder of WiCE span files."),
         model: Optional[str] = typer.Option(None, "--model", "-m"),
-        phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Mark the uncovered phrases of a flagged sentence, not the whole sentence."),
-        coverage_sentences: int = typer.Option(5, help="With --phrase-spans: evidence sentences (best aligned) a word must be found in."),
+        phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Mark phrases, not whole sentences: in a sentence the NLI does not entail, the phrases whose deletion leaves an entailed remainder (one more NLI call per phrase); else the uncovered phrases of a flagged sentence."),
+        coverage_sentences: int = typer.Option(5, help="With --phrase-spans, the fallback: evidence sentences (best aligned) a word must be found in."),
         out: Optional[Path] = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
     ) -> None:
         """Token-level binary F1 against WiCE non-supported tokens."""
