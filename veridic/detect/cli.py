@@ -8,6 +8,7 @@ runnable as ``python -m veridic.detect.cli``.
     veridic detect --evidence @SOURCE.txt --passage "..." --format html --output report.html
     veridic detect bench synthetic --per-kind 60 --out synth.json
     veridic detect bench suite --out suite.json
+    veridic detect bench suite --phrase-spans --out suite-p.json              # false flags of phrase spans
     veridic detect bench wice --split dev --out wice.json
     veridic detect bench wice --split test --phrase-spans --out wice.json   # sub-sentence spans
 """
@@ -193,6 +194,7 @@ if typer is not None:
         scorer: str = typer.Option("e-c", help="Scorer method the detector reads its verdicts from: e-c (default), e or hybrid."),
         n_boot: int = typer.Option(1000, help="Bootstrap resamples for the 95 % intervals."),
         limit: Optional[int] = typer.Option(None, help="Only the first N passages (a quick look)."),
+        phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Run the detector with phrase spans (as bench wice --phrase-spans): its false flags on correct passages."),
         out: Optional[Path] = typer.Option(None, "--out", "-o"),
     ) -> None:
         """Per-type F1 with CIs, edit accuracy and false flags on the contrast suite, beside the mark-everything baseline."""
@@ -200,6 +202,7 @@ if typer is not None:
 
         try:
             det = build_detector(config="e-c" if scorer == "nli" else scorer, model=model)
+            det.phrase_spans = phrase_spans
             ex = load_contrast_suite(data)[: limit if limit else None]
             rep = run_suite_benchmark(detector=det, examples=ex, n_boot=n_boot, progress=True)
             rep["data"] = {"path": str(data) if data else "veridic/detect/data/contrast_suite.jsonl", "limit": limit}
@@ -213,8 +216,8 @@ if typer is not None:
         split: str = typer.Option("dev", help="dev or test."),
         data: Path = typer.Option(Path("../shared/data/spans/wice_non_supported_tokens"), help="Folder of WiCE span files."),
         model: Optional[str] = typer.Option(None, "--model", "-m"),
-        phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Mark the uncovered phrases of a flagged sentence, not the whole sentence."),
-        coverage_sentences: int = typer.Option(5, help="With --phrase-spans: evidence sentences (best aligned) a word must be found in."),
+        phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Mark phrases, not whole sentences: in a sentence the NLI does not entail, the phrases whose deletion leaves an entailed remainder (one more NLI call per phrase); else the uncovered phrases of a flagged sentence."),
+        coverage_sentences: int = typer.Option(5, help="With --phrase-spans, the fallback: evidence sentences (best aligned) a word must be found in."),
         out: Optional[Path] = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
     ) -> None:
         """Token-level binary F1 against WiCE non-supported tokens."""

@@ -61,6 +61,7 @@ from veridic.detect.align import (
     relation_flips,
 )
 from veridic.detect.edit import apply_edits
+from veridic.detect.localise import Deletion, choose, deletable_phrases, without
 from veridic.detect.roles import (frames as _frames, lexical_coverage, mention as _mention, restated, structural_errors,
                                   uncovered_phrases)
 from veridic.detect.result import DetectionResult, HallucinationSpan
@@ -106,10 +107,14 @@ class HallucinationDetector:
     at least ``polarity_override`` of its content lemmas with the evidence
     sentence; a name or specific term the evidence never mentions is reported
     (``invented``) unless entailment reaches ``strong_support``.
-    ``phrase_spans``: a whole-sentence span the NLI decided becomes the phrases
-    whose words the ``coverage_sentences`` best-aligned evidence sentences lack
-    (for span-annotated benchmarks such as WiCE; off by default, since deleting a
-    phrase can leave a broken sentence).
+    ``phrase_spans``: in a sentence the NLI does not find entailed, mark the
+    phrases whose deletion leaves a remainder the NLI entails (one more scorer
+    call per batch; :mod:`veridic.detect.localise`), also in sentences that
+    paraphrase safety let through; when no deletion does, a whole-sentence
+    span the NLI decided becomes the phrases whose words the
+    ``coverage_sentences`` best-aligned evidence sentences lack (for
+    span-annotated benchmarks such as WiCE; off by default, since the suite and
+    the editing path are sentence-typed).
     """
 
     def __init__(
@@ -185,6 +190,7 @@ class HallucinationDetector:
             "max_passage_chars": self.max_passage_chars,
             "frame_sentences": self.frame_sentences,
             "phrase_spans": self.phrase_spans,
+            "phrase_localisation": "nli-deletion, then uncovered words" if self.phrase_spans else None,
             "coverage_sentences": self.coverage_sentences,
             "retriever": None if self.retriever is None else type(self.retriever).__name__,
             "k": self.k,
@@ -234,15 +240,19 @@ class HallucinationDetector:
         pdocs = list(self.nlp.pipe(passages))
         uniq = list(dict.fromkeys(evidences))
         edocs = dict(zip(uniq, self.nlp.pipe(uniq)))
+        why = [_cannot_judge(pdocs[i], edocs[ev]) for i, ev in enumerate(evidences)]
+        per_sentence = [None if why[i] is not None else self._detect_one(p, pdocs[i], ev, edocs[ev], v)
+                        for i, (p, ev, v) in enumerate(zip(passages, evidences, verdicts))]
+        if self.phrase_spans:
+            per_sentence = self._localise(passages, pdocs, evidences, edocs, verdicts, per_sentence, progress=progress)
         out = []
         for i, (p, ev, v) in enumerate(zip(passages, evidences, verdicts)):
-            why = _cannot_judge(pdocs[i], edocs[ev])
-            if why is not None:
+            if why[i] is not None:
                 # An explicit "cannot judge": no spans, the passage unchanged, and the reason.
                 out.append(DetectionResult(passage=p, spans=(), edited=p, tagged=p, sentences=tuple(v.sentences),
-                                           evidence=ev, retrieved=retrieved[i], judged=False, note=why))
+                                           evidence=ev, retrieved=retrieved[i], judged=False, note=why[i]))
                 continue
-            spans = self._detect_one(p, pdocs[i], ev, edocs[ev], v)
+            spans = _non_overlapping([s for ss in per_sentence[i] for s in ss])
             out.append(DetectionResult(passage=p, spans=tuple(spans), edited=apply_edits(passage=p, spans=spans),
                                        tagged=to_tagged(passage=p, spans=spans), sentences=tuple(v.sentences),
                                        evidence=ev, retrieved=retrieved[i]))
@@ -252,24 +262,15 @@ class HallucinationDetector:
     def _in_corpus(self, phrase: str) -> bool:
         return self.retriever is not None and bool(self.retriever.contains(phrase=phrase))
 
-    def _detect_one(self, passage: str, pdoc: Any, evidence: str, edoc: Any, verdict: Verdict) -> list[HallucinationSpan]:
+    def _detect_one(self, passage: str, pdoc: Any, evidence: str, edoc: Any, verdict: Verdict) -> list[list[HallucinationSpan]]:
+        """The spans of each sentence of ``verdict`` (one list per sentence, in order)."""
         ev_norm = " ".join(normalise_value(t.text, "CARDINAL") if t.like_num else t.lower_ for t in edoc)
         ev_words = {t.lower_ for t in edoc}
         ev_lemmas = content_lemmas(edoc) | {t.lemma_.lower() for t in edoc}
         ev_sents = list(edoc.sents)
         ev_frames = {s.start: _frames(s) for s in ev_sents} if len(ev_sents) <= self.frame_sentences else None
-        found: list[HallucinationSpan] = []
-        for sv in verdict.sentences:
-            spans = self._sentence(passage, pdoc, sv, evidence, edoc, ev_norm, ev_words, ev_lemmas, ev_frames)
-            if self.phrase_spans:
-                spans = [p for s in spans for p in self._narrow(passage, pdoc, sv, s, edoc)]
-            found.extend(spans)
-        # Keep non-overlapping spans, most confident first (ties: earlier first).
-        kept: list[HallucinationSpan] = []
-        for s in sorted(found, key=lambda s: (-(s.confidence or 0.0), s.start, s.end)):
-            if all(s.end <= k.start or s.start >= k.end for k in kept):
-                kept.append(s)
-        return sorted(kept, key=lambda s: s.start)
+        return [self._sentence(passage, pdoc, sv, evidence, edoc, ev_norm, ev_words, ev_lemmas, ev_frames)
+                for sv in verdict.sentences]
 
     def _sentence(self, passage: str, pdoc: Any, sv: SentenceVerdict, evidence: str, edoc: Any, ev_norm: str,
                   ev_words: set[str], ev_lemmas: set[str], ev_frames: dict[int, list[Any]] | None) -> list[HallucinationSpan]:
@@ -412,11 +413,65 @@ class HallucinationDetector:
             return [invented]
         return [HallucinationSpan(**whole, type="unverifiable", confidence=_clamp(1.0 - e), reason="nli-not-entailed")]
 
+    def _localise(self, passages: Sequence[str], pdocs: Sequence[Any], evidences: Sequence[str], edocs: dict[str, Any],
+                  verdicts: Sequence[Verdict], per_sentence: list[list[list[HallucinationSpan]] | None], *,
+                  progress: bool = False) -> list[list[list[HallucinationSpan]] | None]:
+        """``phrase_spans``: find the unsupported phrases of the sentences the NLI does not find entailed
+        (:mod:`veridic.detect.localise`). Such a sentence is either flagged whole from the NLI (unverifiable,
+        invented, contradicted) or was let through by paraphrase safety or the restatement check. Each of its
+        deletable phrases is deleted in turn and the remainder scored against the same evidence (one scorer
+        call for the whole batch); the phrases whose deletion leaves an entailed remainder are marked. When
+        none does, a flagged sentence falls back to the phrases whose words the best-aligned evidence
+        sentences lack (:meth:`_narrow`), and a sentence nothing flagged stays unmarked. Phrase spans from
+        the structural, entity, polarity and opinion checks are kept as they are."""
+        jobs: list[tuple[int, int, Any, HallucinationSpan | None, list[tuple[int, int]]]] = []
+        sources: list[str] = []
+        claims: list[str] = []
+        for i, spans in enumerate(per_sentence):
+            if spans is None:
+                continue
+            for j, (sv, ss) in enumerate(zip(verdicts[i].sentences, spans)):
+                whole = ss[0] if len(ss) == 1 and _whole_nli(ss[0], sv) else None
+                entailed = sv.e >= sv.n and sv.e >= sv.c
+                if not (whole is not None or (not ss and not entailed)):
+                    continue
+                sent = pdocs[i].char_span(sv.span.start, sv.span.end, alignment_mode="expand")
+                if sent is None:
+                    continue
+                phrases = deletable_phrases(sent)
+                jobs.append((i, j, sent, whole, phrases))
+                for a, b in phrases:
+                    sources.append(evidences[i])
+                    claims.append(without(sent, a, b))
+        rest = iter(self.scorer.score(sources=sources, claims=claims, progress=progress) if claims else [])
+        out = [None if s is None else [list(x) for x in s] for s in per_sentence]
+        for i, j, sent, whole, phrases in jobs:
+            sv = verdicts[i].sentences[j]
+            doc = sent.doc
+            dels = []
+            for a, b in phrases:
+                v = next(rest)
+                dels.append(Deletion(start=doc[a:b].start_char, end=doc[a:b].end_char, e=v.e, n=v.n, c=v.c))
+            chosen = choose(dels, e=sv.e)
+            p = passages[i]
+            if chosen:
+                typ = whole.type if whole is not None else "unverifiable"
+                out[i][j] = [HallucinationSpan(
+                    start=d.start, end=d.end, text=p[d.start : d.end], type=typ,
+                    # How far the sentence is from entailed, and how much deleting the phrase restores it.
+                    confidence=_clamp(0.5 * (1.0 - sv.e) + 0.5 * max(0.0, d.e - sv.e)),
+                    evidence=sv.evidence if whole is None else whole.evidence, suggestion=None,
+                    reason=(whole.reason if whole is not None else "nli-not-entailed") + ":deletion-entailed")
+                    for d in chosen]
+            elif whole is not None:
+                out[i][j] = self._narrow(p, pdocs[i], sv, whole, edocs[evidences[i]])
+        return out
+
     def _narrow(self, passage: str, pdoc: Any, sv: SentenceVerdict, span: HallucinationSpan, edoc: Any) -> list[HallucinationSpan]:
-        """``phrase_spans``: a whole-sentence span from the NLI (unverifiable, invented, contradicted) becomes
-        the sentence's phrases the best-aligned evidence sentences do not cover; unchanged when every word is
-        covered (then the error lies in how the words relate, not in a missing one)."""
-        if (span.start, span.end) != (sv.span.start, sv.span.end) or not span.reason.startswith(("nli-", "unknown-entity")):
+        """A whole-sentence span from the NLI (unverifiable, invented, contradicted) becomes the sentence's
+        phrases the best-aligned evidence sentences do not cover; unchanged when every word is covered
+        (then the error lies in how the words relate, not in a missing one)."""
+        if not _whole_nli(span, sv):
             return [span]
         sent = pdoc.char_span(sv.span.start, sv.span.end, alignment_mode="expand")
         parts = uncovered_phrases(sent, edoc, sentences=self.coverage_sentences) if sent is not None else []
@@ -453,6 +508,20 @@ class HallucinationDetector:
         # A named entity is a stronger sign of invention than a noun compound.
         return HallucinationSpan(**whole, type="invented", confidence=_clamp((1.0 - e) * (0.9 if unknown else 0.7)),
                                  reason="unknown-entity:" + "|".join(what))
+
+
+def _whole_nli(span: HallucinationSpan, sv: SentenceVerdict) -> bool:
+    """A span covering the whole sentence, decided from the NLI (not by an opinion, polarity or structure rule)."""
+    return (span.start, span.end) == (sv.span.start, sv.span.end) and span.reason.startswith(("nli-", "unknown-entity"))
+
+
+def _non_overlapping(found: Sequence[HallucinationSpan]) -> list[HallucinationSpan]:
+    """Non-overlapping spans, most confident first (ties: earlier first), in passage order."""
+    kept: list[HallucinationSpan] = []
+    for s in sorted(found, key=lambda s: (-(s.confidence or 0.0), s.start, s.end)):
+        if all(s.end <= k.start or s.start >= k.end for k in kept):
+            kept.append(s)
+    return sorted(kept, key=lambda s: s.start)
 
 
 _EN_FUNCTION_WORDS = frozenset("the a an of and in on to is was were are for by with from that it as at be this".split())

@@ -1,0 +1,96 @@
+"""Phrase localisation by NLI deletion (veridic.detect.localise and the detector's ``phrase_spans``).
+
+The NLI verdicts are scripted (tests/fakes.py): a hypothesis holding the scripted phrase is neutral,
+every other one entailed, so a test says which phrase the evidence lacks and checks that exactly that
+phrase — not the whole sentence, not a supported phrase beside it — is marked.
+"""
+
+from __future__ import annotations
+
+import pytest
+from fakes import ENTAIL, NEUTRAL, FakeNLIBackend
+
+from veridic.detect import HallucinationDetector
+from veridic.detect.localise import Deletion, choose, deletable_phrases, without
+from veridic.nli import NLIScorer
+
+spacy = pytest.importorskip("spacy")
+
+
+def _det(nlp, script, **kw):
+    return HallucinationDetector(scorer=NLIScorer(backend=FakeNLIBackend(script, max_length=256)), nlp=nlp, **kw)
+
+
+def _phrases(nlp, text):
+    sent = nlp(text)[:]
+    return {sent.doc[a:b].text: without(sent, a, b) for a, b in deletable_phrases(sent)}
+
+
+def test_a_date_adjunct_is_deletable_whole_and_its_remainder_is_a_sentence(nlp):
+    got = _phrases(nlp, "Brian Pendleton died on 16 May 2001.")
+    assert got == {"on 16 May 2001": "Brian Pendleton died."}  # never "16" or "May" alone, never the name
+    assert _phrases(nlp, 'In 2009, Angelou wrote "We Had Him".')["In 2009"] == 'Angelou wrote "We Had Him".'
+
+
+def test_conjuncts_take_their_coordinator_and_names_and_hyphenated_words_stay_whole(nlp):
+    got = _phrases(nlp, "Mowlam's step-children were Henrietta and Freddie.")
+    assert got["and Freddie"] == "Mowlam's step-children were Henrietta."
+    assert "step" not in got and "Freddie" not in got  # "-children" would not be a sentence
+    got = _phrases(nlp, "He appeared in the documentary about American DJ and producer Steve Aoki.")
+    assert "American" in got and "Steve" not in got and "Aoki" not in got
+
+
+def test_negations_and_the_root_are_never_deletable(nlp):
+    sent = nlp("He did not win the Nobel Prize in 2001.")[:]
+    spans = [sent.doc[a:b].text for a, b in deletable_phrases(sent)]
+    assert spans == ["in 2001"]
+    assert all(not (a <= sent.root.i < b) for a, b in deletable_phrases(sent))
+
+
+def test_choose_keeps_only_entailed_remainders_smallest_first():
+    d = [Deletion(0, 20, e=0.9, n=0.05, c=0.05), Deletion(8, 20, e=0.7, n=0.2, c=0.1),
+         Deletion(25, 30, e=0.6, n=0.3, c=0.1), Deletion(32, 40, e=0.45, n=0.5, c=0.05)]
+    assert [(x.start, x.end) for x in choose(d, e=0.3)] == [(8, 20), (25, 30)]
+    assert choose([Deletion(0, 5, e=0.4, n=0.5, c=0.1)], e=0.3) == []  # nothing restores entailment
+    # Overlapping (not nested) phrases: the larger gain wins, the other is skipped.
+    assert [(x.start, x.end) for x in choose([Deletion(0, 6, e=0.6, n=0.3, c=0.1), Deletion(4, 9, e=0.8, n=0.1, c=0.1)], e=0.2)] == [(4, 9)]
+
+
+def test_phrase_spans_mark_the_phrase_whose_deletion_restores_entailment(nlp):
+    ev = "Brian Pendleton was a guitarist. Brian Pendleton died in Kent. He played with The Pretty Things."
+    p = "Brian Pendleton died on 16 May 2001."
+    r = _det(nlp, {"16 May": NEUTRAL, "": ENTAIL}, phrase_spans=True).detect(passage=p, evidence=ev)
+    assert [(s.type, s.text) for s in r.spans] == [("unverifiable", "on 16 May 2001")]
+    assert r.spans[0].reason.endswith("deletion-entailed") and r.edited == "Brian Pendleton died."
+    whole = _det(nlp, {"16 May": NEUTRAL, "": ENTAIL}).detect(passage=p, evidence=ev)
+    assert [s.text for s in whole.spans] == [p]  # sentence spans without the option
+
+
+def test_a_sentence_paraphrase_safety_let_through_gets_its_unsupported_phrase(nlp):
+    ev = "Harriet Coleman joined the band in 2010. She played the violin and the keyboard for years."
+    p = "In 2010 Harriet Coleman joined the band on violin and keyboard."
+    # Every word is in the evidence, so the default detector lets the neutral sentence through ...
+    assert _det(nlp, {"keyboard": NEUTRAL, "": ENTAIL}).detect(passage=p, evidence=ev).spans == ()
+    # ... and the deletion check finds the one conjunct whose removal makes it entailed (not "on violin and keyboard").
+    r = _det(nlp, {"keyboard": NEUTRAL, "": ENTAIL}, phrase_spans=True).detect(passage=p, evidence=ev)
+    assert [(s.type, s.text) for s in r.spans] == [("unverifiable", "and keyboard")]
+    # An entailed sentence is never taken apart.
+    assert _det(nlp, {"": ENTAIL}, phrase_spans=True).detect(passage=p, evidence=ev).spans == ()
+
+
+def test_other_sentences_and_structural_spans_are_left_alone(nlp):
+    ev = "Lionel Messi was born on June 24, 1987, in Rosario. He joined Inter Miami in 2023."
+    p = "Messi was born on June 12, 1987. He joined Inter Miami in 2023."
+    r = _det(nlp, {"June 12": NEUTRAL, "": ENTAIL}, phrase_spans=True).detect(passage=p, evidence=ev)
+    assert [(s.type, s.text, s.suggestion) for s in r.spans] == [("entity", "12", "24")]
+
+
+def test_deletion_localisation_works_with_the_hybrid_scorer(nlp):
+    from veridic.nli.hybrid import HybridScorer, HybridWeights
+
+    w = HybridWeights(features=("ec_min",), mean=(0.0,), scale=(1.0,), coef=(3.0,), intercept=0.0)
+    scorer = HybridScorer(backend=FakeNLIBackend({"16 May": NEUTRAL, "": ENTAIL}, max_length=256), weights=w)
+    det = HallucinationDetector(scorer=scorer, nlp=nlp, phrase_spans=True)
+    r = det.detect(passage="Brian Pendleton died on 16 May 2001.",
+                   evidence="Brian Pendleton was a guitarist. Brian Pendleton died in Kent.")
+    assert [s.text for s in r.spans] == ["on 16 May 2001"]
