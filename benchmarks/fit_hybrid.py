@@ -26,6 +26,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from veridic.bench.datasets import load_datasets
+from veridic.config import ScorerConfig
 from veridic.nli import CachedBackend, NLIScorer, load_backend
 from veridic.nli.hybrid import ALL_FEATURES, features_from_verdict, fit_hybrid
 
@@ -66,7 +67,8 @@ def _tasks(specs: list[str]) -> dict[str, str]:
 
 
 def compute_features(*, model: str | None, specs: list[str], out: Path, batch: int = 64,
-                     max_rows: int | None = None, seed: int = 0) -> list[dict]:
+                     max_rows: int | None = None, seed: int = 0, window_sentences: int | None = None,
+                     max_windows: int | None = None) -> list[dict]:
     path = out / "features.jsonl"
     if path.exists():
         return [json.loads(line) for line in path.open()]
@@ -75,7 +77,11 @@ def compute_features(*, model: str | None, specs: list[str], out: Path, batch: i
     # The same on-disk prediction cache as `veridic bench`, so the bench run that follows reuses this pass.
     backend = CachedBackend(load_backend(model), path=nli_cache_path(score_dir=default_cache_dir()))
     # Pooling does not matter here: the features read the per-sentence verdicts.
-    scorer = NLIScorer(backend=backend, method="e-c", granularity="sentence", claim_aggregation="min")
+    # The window settings default to ScorerConfig's (what the shipped scorer runs); others are for ablations.
+    cfg = ScorerConfig(method="e-c", granularity="sentence", claim_aggregation="min",
+                       **({"window_sentences": window_sentences} if window_sentences else {}),
+                       **({"max_windows": max_windows} if max_windows else {}))
+    scorer = NLIScorer(backend=backend, config=cfg)
     tasks = _tasks(specs)
     rows = []
     for ds in load_datasets(specs=specs):
@@ -107,9 +113,11 @@ def main() -> None:
     ap.add_argument("--max-rows-per-dataset", type=int, default=None)
     ap.add_argument("--sample-seed", type=int, default=0)
     ap.add_argument("--select", action="store_true", help="choose among CANDIDATE_SETS by LODO mean (see module doc)")
+    ap.add_argument("--window-sentences", type=int, default=None, help="scorer windows (default: ScorerConfig's)")
+    ap.add_argument("--max-windows", type=int, default=None, help="windows kept per claim sentence (default: ScorerConfig's)")
     args = ap.parse_args()
     rows = compute_features(model=args.model, specs=args.data, out=args.out, max_rows=args.max_rows_per_dataset,
-                            seed=args.sample_seed)
+                            seed=args.sample_seed, window_sentences=args.window_sentences, max_windows=args.max_windows)
     candidates = CANDIDATE_SETS if args.select else (tuple(args.features.split(",")),)
     results = [evaluate(rows, list(c), C=args.C) for c in candidates]
     for r in results:

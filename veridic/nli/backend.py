@@ -8,8 +8,9 @@ order the model's own config uses.
 
 >>> from veridic.nli import load_backend
 >>> b = load_backend()                           # the embedded default model
->>> b.predict(["A man is sleeping on a couch."], ["A man is asleep."]).round(1)
-array([[0.8, 0.1, 0.1]])
+>>> p = b.predict(["A man is sleeping on a couch."], ["A man is asleep."])
+>>> p.shape, int(p.argmax(-1)[0])                 # column 0 is entailment
+((1, 3), 0)
 """
 
 from __future__ import annotations
