@@ -173,6 +173,17 @@ def test_unterminated_csv_quote_names_the_quote(tmp_path):
     with pytest.raises(DataFormatError) as exc:
         list(read_records(p))
     assert "unterminated" in str(exc.value) and "empty" not in str(exc.value)
+    assert "starts on line 2" in str(exc.value) and "at line 3" in str(exc.value)  # where the quote opens, not the header
+
+
+def test_csv_quote_errors_name_the_line_they_are_on(tmp_path):
+    p = tmp_path / "in.csv"
+    p.write_text('source,claim\nok,fine\nok2,fine2\n"The cat sat.,A cat sat.\nSecond,row\n')
+    with pytest.raises(DataFormatError, match=r"starts on line 4; the file ends inside it, at line 5"):
+        list(read_records(p))
+    p.write_text('source,claim\nok,fine\n"a"b,c\n')  # an undoubled quote inside a quoted field, on line 3
+    with pytest.raises(DataFormatError, match=r"at line 3: a quote inside a quoted field is not doubled"):
+        list(read_records(p))
 
 
 def test_source_length_guard(tmp_path, monkeypatch):

@@ -400,7 +400,9 @@ def test_express_lane_in_the_service_gives_the_same_verdicts():
         waited = time.perf_counter() - t0
         busy.join()
         alone = c.post("/v1/score", json={"pairs": [small]})
+        metrics = c.get("/metrics").text
     assert r.status_code == 200 and waited < 0.8, (r.text, waited)
+    assert "veridic_express_batches 1.0" in metrics  # an operator can see the lane at work
     assert express.scored == ["A cat sat."] and main.scored.count("A cat sat.") == 1
     assert r.json()["verdicts"] == alone.json()["verdicts"]  # the express copy gives the main copy's verdict
 
