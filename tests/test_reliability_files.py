@@ -104,6 +104,39 @@ def test_parquet_timestamp_column_is_scored_and_written(tmp_path):
     assert isinstance(row["score"], float)
 
 
+# --- defect 3: quadratic time in source length ---------------------------------------------------
+class _CountingOffsets(list):
+    """A source's token offsets that count every read, so the scorer's text work can be measured without a clock."""
+
+    reads = 0
+
+    def __iter__(self):
+        for x in super().__iter__():
+            _CountingOffsets.reads += 1
+            yield x
+
+    def __getitem__(self, i):
+        _CountingOffsets.reads += 1
+        return super().__getitem__(i)
+
+
+def _offset_reads(n_sentences: int) -> int:
+    backend = FakeNLIBackend()
+    source = " ".join(f"Sentence {i} says the cat number {i} sat on mat {i}." for i in range(n_sentences))
+    plain = backend.token_offsets
+    backend.token_offsets = lambda text: _CountingOffsets(plain(text)) if text == source else plain(text)
+    _CountingOffsets.reads = 0
+    NLIScorer(backend=backend, method="e-c").score(sources=[source], claims=["The cat sat. A dog ran. The mat was red."])
+    return _CountingOffsets.reads
+
+
+def test_window_building_reads_the_source_offsets_a_linear_number_of_times():
+    # Before issue 15 every window re-read all the source's token offsets (and every claim sentence rebuilt the
+    # windows): doubling the source quadrupled the reads, and a 5 MB source never finished.
+    small, large = _offset_reads(150), _offset_reads(300)
+    assert small > 0 and large / small < 2.2, (small, large)
+
+
 # --- defect 4: unwritable output found late ---------------------------------------------------
 def test_output_under_a_file_fails_before_any_scoring(tmp_path):
     inp = _jsonl(tmp_path / "in.jsonl", [ROW] * 3)
