@@ -265,7 +265,7 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
     over its *own* backend (a second model copy: two threads never share a
     tokenizer or model), which scores cheap pairs (at most
     ``settings.express_tokens``) of the server's configuration while the main
-    model thread is busy with a large one (``veridic serve --express-lane``).
+    model thread is busy with a large one (``veridic serve`` builds one unless ``--no-express-lane``).
     """
     if _MISSING is not None:
         raise MissingDependencyError(_MISSING.name or "fastapi", extra="service", purpose="The HTTP service")
