@@ -387,6 +387,44 @@ def test_express_lane_answers_cheap_pairs_while_the_main_lane_is_busy():
     assert n_express == 1
 
 
+def test_express_lane_lets_a_large_request_keep_the_main_lane_while_small_ones_keep_coming():
+    # Fair share alone gives the next main batch to a fresh one-pair request (it has been served less), so with
+    # clients that never pause the large request starved (3 of 64 pairs in 30 s in the benchmark).
+    main_items: list[int] = []
+
+    def main(items):
+        time.sleep(0.02 * sum(items))
+        main_items.extend(items)
+        return [("main", x) for x in items]
+
+    def express(items):
+        time.sleep(0.02 * sum(items))
+        return [("express", x) for x in items]
+
+    async def run():
+        b = MicroBatcher(score_fn=main, max_pairs=8, max_wait_ms=0, cost_fn=float, max_batch_cost=10, express_fn=express, express_max_cost=1)
+        big = asyncio.ensure_future(b.submit([10] * 4))  # four 0.2-second pairs, one per main batch; one small pair per express batch
+
+        async def client():  # a one-pair client that never pauses (for at most 3 s)
+            out = []
+            stop = time.monotonic() + 3.0
+            while not big.done() and time.monotonic() < stop:
+                out += await b.submit([1])
+            return out
+
+        smalls = await asyncio.gather(client(), client())
+        done = big.done()  # before this fix the large request never got the main lane back: still waiting here
+        res = await big
+        await b.stop()
+        return done, res, smalls
+
+    done, res, smalls = asyncio.run(run())
+    assert done and res == [("main", 10)] * 4
+    last_big = len(main_items) - 1 - main_items[::-1].index(10)
+    assert main_items[: last_big + 1] == [10] * 4  # the main lane took no small pair while the large request waited
+    assert sum(s == ("express", 1) for c in smalls for s in c) >= 8  # and the small ones kept being answered beside it
+
+
 def test_express_lane_in_the_service_gives_the_same_verdicts():
     main, express = PairScorer(delay=1.0), PairScorer()
     app = create_app(scorer=main, express_scorer=express, settings=ServiceSettings(batch_ms=0, express_tokens=64))
