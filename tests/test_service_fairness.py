@@ -425,6 +425,34 @@ def test_express_lane_lets_a_large_request_keep_the_main_lane_while_small_ones_k
     assert sum(s == ("express", 1) for c in smalls for s in c) >= 8  # and the small ones kept being answered beside it
 
 
+def test_cheap_main_only_work_does_not_starve_one_pair_requests():
+    # Cheap pairs the express lane may not take (per-request options, detections) keep their fair share: were
+    # they put first like large pairs, a stream of them would starve plain one-pair requests (the express lane
+    # stays idle beside cheap batches).
+    def main(items):
+        time.sleep(0.01)
+        return [("main", x) for x in items]
+
+    async def run():
+        b = MicroBatcher(score_fn=main, max_pairs=1, max_wait_ms=0, cost_fn=float, express_fn=lambda items: [("express", x) for x in items],
+                         express_max_cost=5, express_ok=lambda x: x != 3)
+        stop = time.monotonic() + 0.5
+
+        async def client(item):
+            n = 0
+            while time.monotonic() < stop:
+                await b.submit([item])
+                n += 1
+            return n
+
+        counts = await asyncio.gather(client(3), client(3), client(1))
+        await b.stop()
+        return counts
+
+    options_a, options_b, plain = asyncio.run(run())
+    assert plain >= 5 and plain >= min(options_a, options_b) // 2, (options_a, options_b, plain)
+
+
 def test_express_lane_in_the_service_gives_the_same_verdicts():
     main, express = PairScorer(delay=1.0), PairScorer()
     app = create_app(scorer=main, express_scorer=express, settings=ServiceSettings(batch_ms=0, express_tokens=64))
