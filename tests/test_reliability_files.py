@@ -104,6 +104,39 @@ def test_parquet_timestamp_column_is_scored_and_written(tmp_path):
     assert isinstance(row["score"], float)
 
 
+# --- defect 3: quadratic time in source length ---------------------------------------------------
+class _CountingOffsets(list):
+    """A source's token offsets that count every read, so the scorer's text work can be measured without a clock."""
+
+    reads = 0
+
+    def __iter__(self):
+        for x in super().__iter__():
+            _CountingOffsets.reads += 1
+            yield x
+
+    def __getitem__(self, i):
+        _CountingOffsets.reads += 1
+        return super().__getitem__(i)
+
+
+def _offset_reads(n_sentences: int) -> int:
+    backend = FakeNLIBackend()
+    source = " ".join(f"Sentence {i} says the cat number {i} sat on mat {i}." for i in range(n_sentences))
+    plain = backend.token_offsets
+    backend.token_offsets = lambda text: _CountingOffsets(plain(text)) if text == source else plain(text)
+    _CountingOffsets.reads = 0
+    NLIScorer(backend=backend, method="e-c").score(sources=[source], claims=["The cat sat. A dog ran. The mat was red."])
+    return _CountingOffsets.reads
+
+
+def test_window_building_reads_the_source_offsets_a_linear_number_of_times():
+    # Before issue 15 every window re-read all the source's token offsets (and every claim sentence rebuilt the
+    # windows): doubling the source quadrupled the reads, and a 5 MB source never finished.
+    small, large = _offset_reads(150), _offset_reads(300)
+    assert small > 0 and large / small < 2.2, (small, large)
+
+
 # --- defect 4: unwritable output found late ---------------------------------------------------
 def test_output_under_a_file_fails_before_any_scoring(tmp_path):
     inp = _jsonl(tmp_path / "in.jsonl", [ROW] * 3)
@@ -173,6 +206,17 @@ def test_unterminated_csv_quote_names_the_quote(tmp_path):
     with pytest.raises(DataFormatError) as exc:
         list(read_records(p))
     assert "unterminated" in str(exc.value) and "empty" not in str(exc.value)
+    assert "starts on line 2" in str(exc.value) and "at line 3" in str(exc.value)  # where the quote opens, not the header
+
+
+def test_csv_quote_errors_name_the_line_they_are_on(tmp_path):
+    p = tmp_path / "in.csv"
+    p.write_text('source,claim\nok,fine\nok2,fine2\n"The cat sat.,A cat sat.\nSecond,row\n')
+    with pytest.raises(DataFormatError, match=r"starts on line 4; the file ends inside it, at line 5"):
+        list(read_records(p))
+    p.write_text('source,claim\nok,fine\n"a"b,c\n')  # an undoubled quote inside a quoted field, on line 3
+    with pytest.raises(DataFormatError, match=r"at line 3: a quote inside a quoted field is not doubled"):
+        list(read_records(p))
 
 
 def test_source_length_guard(tmp_path, monkeypatch):

@@ -68,8 +68,9 @@ def test_service_with_the_embedded_model_answers_what_the_library_answers():
         assert r.status_code == 200, r.text
         v = r.json()["verdicts"][0]
         models = c.get("/v1/models").json()
-    # The service's default backend is torch; the library's is 'auto' (ONNX int8 on the CPU): compare like with like.
-    lib = veridic.score(sources=[src], claims=[clm], backend="torch")[0]
+    # One default everywhere: the service and the library both load backend 'auto' (ONNX int8 on the CPU).
+    lib = veridic.score(sources=[src], claims=[clm])[0]
     assert v == json.loads(json.dumps(lib.to_dict()))
+    assert models["scorer"]["backend"]["backend"] == "onnx"
     assert v["label"] == "unsupported" and v["method"] == "hybrid"
-    assert models["scorer"]["model"] == "veridic-nli-minilm-l6" and models["scorer"]["revision"]
+    assert models["scorer"]["model"] == "veridic-nli-minilm-l6#model.int8.onnx" and models["scorer"]["revision"]

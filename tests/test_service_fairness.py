@@ -387,6 +387,72 @@ def test_express_lane_answers_cheap_pairs_while_the_main_lane_is_busy():
     assert n_express == 1
 
 
+def test_express_lane_lets_a_large_request_keep_the_main_lane_while_small_ones_keep_coming():
+    # Fair share alone gives the next main batch to a fresh one-pair request (it has been served less), so with
+    # clients that never pause the large request starved (3 of 64 pairs in 30 s in the benchmark).
+    main_items: list[int] = []
+
+    def main(items):
+        time.sleep(0.02 * sum(items))
+        main_items.extend(items)
+        return [("main", x) for x in items]
+
+    def express(items):
+        time.sleep(0.02 * sum(items))
+        return [("express", x) for x in items]
+
+    async def run():
+        b = MicroBatcher(score_fn=main, max_pairs=8, max_wait_ms=0, cost_fn=float, max_batch_cost=10, express_fn=express, express_max_cost=1)
+        big = asyncio.ensure_future(b.submit([10] * 4))  # four 0.2-second pairs, one per main batch; one small pair per express batch
+
+        async def client():  # a one-pair client that never pauses (for at most 3 s)
+            out = []
+            stop = time.monotonic() + 3.0
+            while not big.done() and time.monotonic() < stop:
+                out += await b.submit([1])
+            return out
+
+        smalls = await asyncio.gather(client(), client())
+        done = big.done()  # before this fix the large request never got the main lane back: still waiting here
+        res = await big
+        await b.stop()
+        return done, res, smalls
+
+    done, res, smalls = asyncio.run(run())
+    assert done and res == [("main", 10)] * 4
+    last_big = len(main_items) - 1 - main_items[::-1].index(10)
+    assert main_items[: last_big + 1] == [10] * 4  # the main lane took no small pair while the large request waited
+    assert sum(s == ("express", 1) for c in smalls for s in c) >= 8  # and the small ones kept being answered beside it
+
+
+def test_cheap_main_only_work_does_not_starve_one_pair_requests():
+    # Cheap pairs the express lane may not take (per-request options, detections) keep their fair share: were
+    # they put first like large pairs, a stream of them would starve plain one-pair requests (the express lane
+    # stays idle beside cheap batches).
+    def main(items):
+        time.sleep(0.01)
+        return [("main", x) for x in items]
+
+    async def run():
+        b = MicroBatcher(score_fn=main, max_pairs=1, max_wait_ms=0, cost_fn=float, express_fn=lambda items: [("express", x) for x in items],
+                         express_max_cost=5, express_ok=lambda x: x != 3)
+        stop = time.monotonic() + 0.5
+
+        async def client(item):
+            n = 0
+            while time.monotonic() < stop:
+                await b.submit([item])
+                n += 1
+            return n
+
+        counts = await asyncio.gather(client(3), client(3), client(1))
+        await b.stop()
+        return counts
+
+    options_a, options_b, plain = asyncio.run(run())
+    assert plain >= 5 and plain >= min(options_a, options_b) // 2, (options_a, options_b, plain)
+
+
 def test_express_lane_in_the_service_gives_the_same_verdicts():
     main, express = PairScorer(delay=1.0), PairScorer()
     app = create_app(scorer=main, express_scorer=express, settings=ServiceSettings(batch_ms=0, express_tokens=64))
@@ -400,7 +466,9 @@ def test_express_lane_in_the_service_gives_the_same_verdicts():
         waited = time.perf_counter() - t0
         busy.join()
         alone = c.post("/v1/score", json={"pairs": [small]})
+        metrics = c.get("/metrics").text
     assert r.status_code == 200 and waited < 0.8, (r.text, waited)
+    assert "veridic_express_batches 1.0" in metrics  # an operator can see the lane at work
     assert express.scored == ["A cat sat."] and main.scored.count("A cat sat.") == 1
     assert r.json()["verdicts"] == alone.json()["verdicts"]  # the express copy gives the main copy's verdict
 

@@ -37,10 +37,15 @@ __all__ = ["app", "build_detector"]
 DETECTOR_CONFIG = "e-c"
 
 
-def build_detector(*, config: Any = None, model: str | None = None, backend: str = "torch", index: str | None = None, k: int = 5,
+def build_detector(*, config: Any = None, model: str | None = None, backend: str = "auto", index: str | None = None, k: int = 5,
                    rerank: bool = False, batch_size: int = 32, device: str = "cpu", dtype: str = "auto") -> Any:
     """Build the scorer (``config``: a ScorerConfig or name, default e-c), spaCy pipeline and (optional) index,
-    and the detector over them. The CLI's job only."""
+    and the detector over them. The CLI's job only.
+
+    ``backend``: the library's default, ``auto`` (the model's int8 ONNX export on the CPU where it runs the
+    configuration, else torch; see :func:`veridic.nli.backend.resolve_backend_kind`). ``rerank`` reuses the
+    scorer's backend (any kind: reranking only needs its ``predict``).
+    """
     import spacy
 
     from veridic.api import load_scorer
@@ -48,7 +53,10 @@ def build_detector(*, config: Any = None, model: str | None = None, backend: str
 
     scorer = load_scorer(config if config is not None else DETECTOR_CONFIG, model=model, backend=backend, batch_size=batch_size,
                          device=device, dtype=dtype)
-    b = scorer.backend
+    b = getattr(scorer, "backend", None)
+    if rerank and index is not None and b is None:
+        raise VeridicError(f"--rerank needs an NLI model, and the scorer {getattr(scorer, 'name', type(scorer).__name__)!r} has none; "
+                           "drop --rerank or use an NLI method (e-c, e, hybrid).")
     retriever = None
     if index is not None:
         from veridic.retrieve.index import EvidenceIndex, MiniLMEncoder
@@ -90,7 +98,7 @@ if typer is not None:
         k: int = typer.Option(5, help="Passages to retrieve (plus the entity-matched document)."),
         rerank: bool = typer.Option(False, "--rerank", help="Rerank retrieved passages with the NLI model."),
         model: O.Model = None,
-        backend: O.Backend = "torch",
+        backend: O.Backend = "auto",
         device: O.Device = "cpu",
         dtype: O.Dtype = "auto",
         as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),

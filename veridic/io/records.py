@@ -172,10 +172,13 @@ def _read_csv(path: Path, *, delimiter: str) -> Iterator[dict[str, Any]]:
     except UnicodeDecodeError as exc:
         raise DataFormatError(f"the file is not valid UTF-8 ({exc.reason} at byte {exc.start}); re-encode it as UTF-8.", path=str(path)) from None
     except csv.Error as exc:
-        line = getattr(reader, "line_num", 0) if reader is not None else 0
+        # DictReader.line_num is the last line of the last *good* record; its inner reader's, the last line read.
+        line = reader.reader.line_num if reader is not None else 0
         msg = str(exc)
         if "unexpected end of data" in msg:
-            raise DataFormatError(f"malformed {kind}: a quoted field is never closed (unterminated '\"' quote; the file ends inside it, line {line}). "
+            start = reader.line_num + 1 if reader is not None else 0
+            raise DataFormatError(f"malformed {kind}: a quoted field is never closed (an unterminated '\"' quote in the record that starts on "
+                                  f"line {start}; the file ends inside it, at line {line}). "
                                   "Close the quote, and write a quote inside a field as two quotes (\"\").", path=str(path)) from None
         if "expected after" in msg:
             raise DataFormatError(f"malformed {kind} at line {line}: a quote inside a quoted field is not doubled ({msg}). "

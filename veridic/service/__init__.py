@@ -22,12 +22,16 @@ def create_app(**kwargs):
     return _create(**kwargs)
 
 
-def build_scorer(config=None, *, model: str | None = None, backend: str = "torch", batch_size: int = 32, device: str = "cpu",
-                 dtype: str = "auto", **options):
+def build_scorer(config=None, *, model: str | None = None, backend: str = "auto", batch_size: int = 32, device: str = "cpu",
+                 dtype: str = "auto", max_mc_samples: int = 0, **options):
     """Load the backend once and build the scorer the service (and each Ray actor) serves with.
 
     ``config``: a :class:`veridic.config.ScorerConfig` or a registered name;
-    keyword ``options`` are its fields. Same as :func:`veridic.api.load_scorer`.
+    keyword ``options`` are its fields. Same as :func:`veridic.api.load_scorer`,
+    whose default backend (``auto``: ONNX int8 on the CPU where it runs the
+    configuration, else torch) it shares. ``max_mc_samples``: the most
+    Monte-Carlo samples a request may ask for; above 0, ``auto`` means torch,
+    the one backend with dropout.
 
     >>> build_scorer(method="nope")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -36,4 +40,7 @@ def build_scorer(config=None, *, model: str | None = None, backend: str = "torch
     """
     from veridic.api import load_scorer
 
+    if backend == "auto" and max_mc_samples > 0:
+        # requests may ask for dropout samples later, on this same backend: pick the one that runs them now
+        backend = "torch"
     return load_scorer(config, model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype, **options)

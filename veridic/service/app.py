@@ -120,6 +120,8 @@ class _Metrics:
                                     registry=self.registry)
         self.abandoned = prom.Counter("veridic_abandoned_requests", "Score requests ended early.", ["reason"], registry=self.registry)
         self.slow_clients = prom.Counter("veridic_slow_client_timeouts", "Requests whose body arrived too slowly (408).", registry=self.registry)
+        self.express_batches = prom.Gauge("veridic_express_batches", "Model calls made by the express lane since start (0 without one).",
+                                          registry=self.registry)
         # process_resident_memory_bytes, process_cpu_seconds_total, process_open_fds, ... (Linux /proc)
         prom.ProcessCollector(registry=self.registry)
 
@@ -263,7 +265,7 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
     over its *own* backend (a second model copy: two threads never share a
     tokenizer or model), which scores cheap pairs (at most
     ``settings.express_tokens``) of the server's configuration while the main
-    model thread is busy with a large one (``veridic serve --express-lane``).
+    model thread is busy with a large one (``veridic serve`` builds one unless ``--no-express-lane``).
     """
     if _MISSING is not None:
         raise MissingDependencyError(_MISSING.name or "fastapi", extra="service", purpose="The HTTP service")
@@ -390,6 +392,7 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
             if not work.done():
                 work.cancel()
             metrics.queued.set(batcher.queued_pairs)
+        metrics.express_batches.set(batcher.express_batches)
 
     @app.post("/v1/score", response_model=ScoreResponse, responses=_ERRORS, summary="Score claims against their sources")
     async def score(req: ScoreRequest, request: Request) -> ScoreResponse:
@@ -439,6 +442,7 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
     @app.get("/metrics", include_in_schema=False)
     async def metrics_route() -> Response:
         metrics.queued.set(batcher.queued_pairs)
+        metrics.express_batches.set(batcher.express_batches)
         return Response(prom.generate_latest(metrics.registry), media_type=prom.CONTENT_TYPE_LATEST)
 
     # Outermost user middleware, so it also sees requests FastAPI rejects (404, 405, 422).

@@ -89,7 +89,9 @@ class MicroBatcher:
     ``express_max_cost`` and together at most that — for which
     ``express_ok(pair)`` holds. A one-pair request then waits neither for the
     large pair in flight nor for the one after it; without ``express_fn`` it
-    waits for at most the one batch in flight.
+    waits for at most the one batch in flight. With an express lane, the main
+    lane takes pairs over ``express_max_cost`` first, so a large request keeps
+    the main lane while one-pair requests keep arriving.
     """
 
     def __init__(
@@ -216,10 +218,20 @@ class MicroBatcher:
         batch: list[tuple[_Request, int]] = []
         cost = 0.0
         cap = self.express_max_cost if express else self.max_batch_cost
+        # With an express lane, the main lane takes large pairs (over express_max_cost) before anything else; the
+        # express lane scores cheap pairs beside them. Fair share alone would starve a large request: a fresh
+        # one-pair request has always been served less, so with one-pair clients that never pause the main lane
+        # kept taking their pairs and the large request got 3 of 64 pairs in 30 s. Cheap work only the main lane
+        # may do (detections, per-request options) keeps its fair share: the express lane does not run beside
+        # it, so putting it first could starve plain one-pair requests instead.
+        main_only = (not express and self.express_fn is not None
+                     and any(self._costly(r) for r in self._active if r.unscheduled and not r.future.done()))
         while len(batch) < self.max_pairs:
             live = [r for r in self._active if r.unscheduled and not r.future.done()]
             if express:
-                live = [r for r in live if r.costs[r.scheduled] <= self.express_max_cost and self.express_ok(r.pairs[r.scheduled])]
+                live = [r for r in live if self._express_eligible(r)]
+            elif main_only:
+                live = [r for r in live if self._costly(r)]
             if not live:
                 break
             req = min(live, key=lambda r: (r.served_cost, r.seq))
@@ -232,6 +244,14 @@ class MicroBatcher:
             cost += c
             self.queued_pairs -= 1
         return batch
+
+    def _costly(self, r: _Request) -> bool:
+        """Whether ``r``'s next pair is over what the express lane takes (so only the main lane can score it)."""
+        return r.costs[r.scheduled] > self.express_max_cost
+
+    def _express_eligible(self, r: _Request) -> bool:
+        """Whether the express lane may score ``r``'s next pair: cheap enough, and ``express_ok``."""
+        return r.costs[r.scheduled] <= self.express_max_cost and self.express_ok(r.pairs[r.scheduled])
 
     async def _gather_window(self) -> None:
         assert self._wake is not None

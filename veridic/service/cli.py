@@ -1,6 +1,7 @@
 """``veridic serve``: load the models once, then serve them over HTTP with uvicorn.
 
     veridic serve --port 8000 --batch-ms 5 --max-batch 32
+    veridic serve --no-express-lane          # one model copy, one model thread (less memory)
     VERIDIC_API_KEY=secret veridic serve --host 0.0.0.0 --detect
 
 Mounted in the main CLI as the ``serve`` command.
@@ -23,7 +24,7 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 exposes the service to the network: set --api-key)."),
     port: int = typer.Option(8000, help="TCP port."),
     model: O.Model = None,
-    backend: O.Backend = "torch",
+    backend: O.Backend = "auto",
     device: O.Device = "cpu",
     dtype: O.Dtype = "auto",
     max_mc_samples: int = typer.Option(0, "--max-mc-samples", help="Per-request options: the most Monte-Carlo samples a request may ask for (0 = none)."),
@@ -42,9 +43,12 @@ def serve(
     docs: bool = typer.Option(True, "--docs/--no-docs", help="Serve Swagger UI (/docs) and ReDoc (/redoc) from packaged assets."),
     api_key: str | None = typer.Option(None, "--api-key", envvar="VERIDIC_API_KEY", help="Require this key (X-API-Key or Authorization: Bearer) on /v1/* except /v1/health."),
     detect: bool = typer.Option(False, "--detect/--no-detect", help="Also load the hallucination detector for /v1/detect (needs the 'detect' extra)."),
-    express_lane: bool = typer.Option(False, "--express-lane/--no-express-lane",
-                                      help="Load a second model copy that scores cheap pairs while the main one is busy with a large pair (one more core and the model's memory)."),
-    express_tokens: int = typer.Option(512, "--express-tokens", help="--express-lane: the most estimated tokens of a pair (and of a batch) the second copy takes."),
+    express_lane: bool = typer.Option(True, "--express-lane/--no-express-lane",
+                                      help="A second model copy, in its own thread, scores cheap pairs while the main one is busy with a large pair, "
+                                           "so one-pair requests do not wait behind it (docs/benchmarks.md, issue 16). "
+                                           "Costs a second model copy in memory (about +55 MiB resident with the int8 ONNX default, +60 MiB with torch) and a "
+                                           "second core while a large pair runs; --no-express-lane: one copy, one model thread."),
+    express_tokens: int = typer.Option(512, "--express-tokens", help="Express lane: the most estimated tokens of a pair (and of a batch) the second copy takes."),
     log_level: str = typer.Option("info", "--log-level", help="debug, info, warning or error."),
     scorer_flags: dict | None = None,
 ) -> None:
@@ -56,6 +60,7 @@ def serve(
     try:
         import uvicorn  # noqa: F401 - checked here so a missing extra gets the install hint
 
+        from veridic.registry import get_method
         from veridic.service import ServiceSettings, build_scorer, create_app
         from veridic.service.logs import configure_json_logging
     except ImportError as exc:
@@ -70,9 +75,11 @@ def serve(
                                    body_timeout_s=body_timeout, docs=docs, max_mc_samples=max_mc_samples,
                                    express_tokens=express_tokens)
         configure_json_logging(log_level)
-        scorer = build_scorer(cfg, model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype)
-        # its own backend (reuse=False): the two model threads must not share a tokenizer or model object
-        express = build_scorer(cfg, model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype, reuse=False) if express_lane else None
+        load = dict(model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype, max_mc_samples=max_mc_samples)
+        scorer = build_scorer(cfg, **load)
+        # Its own backend (reuse=False): the two model threads must not share a tokenizer or model object.
+        # A model-free method has nothing to wait for, so it gets no second copy.
+        express = build_scorer(cfg, **load, reuse=False) if express_lane and get_method(cfg.method).needs_backend else None
         detector = None
         if detect:
             from veridic.detect.cli import build_detector
