@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -29,7 +27,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("VERIDIC_DATA", REPO.parent / "shared" / "data"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from service_load import _free_port, _pairs  # noqa: E402
+from service_load import _pairs, served  # noqa: E402
 
 
 def _big_pairs(n: int, chars: int, claims: list[dict], budget: int) -> list[dict]:
@@ -47,23 +45,8 @@ def _big_pairs(n: int, chars: int, claims: list[dict], budget: int) -> list[dict
 
 
 def run(*, repo: Path, seconds: float, big: list[dict] | None, small: list[dict], concurrency: int, extra: list[str]) -> dict:
-    port = _free_port()
-    cmd = [sys.executable, "-m", "veridic.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", *extra]
-    env = dict(os.environ, PYTHONPATH=str(repo))
-    log = open(f"/tmp/service_fairness_{port}.log", "w")  # noqa: SIM115 - the server's stderr, read on failure
-    proc = subprocess.Popen(cmd, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=log)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        t0 = time.monotonic()
-        while True:
-            try:
-                if httpx.get(base + "/v1/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() - t0 > 900:  # a loaded machine can take minutes to load the model
-                raise RuntimeError(f"service did not start; see {log.name}")
-            time.sleep(0.5)
+    t0 = time.monotonic()
+    with served(extra, repo=repo, log_name="service_fairness") as (base, _proc):
         with httpx.Client(base_url=base, timeout=120) as c:  # warm-up
             for p in small[:4]:
                 c.post("/v1/score", json={"pairs": [p]})
@@ -111,12 +94,6 @@ def run(*, repo: Path, seconds: float, big: list[dict] | None, small: list[dict]
         dropped = [line for line in metrics.splitlines() if line.startswith(("veridic_dropped_pairs_total", "veridic_abandoned_requests_total", "process_resident_memory_bytes"))]
         return {"startup_s": startup, "small_requests": len(lat), "status_codes": codes, "p50_s": round(q[49], 3), "p95_s": round(q[94], 3), "max_s": round(max(lat), 3),
                 "big": big_result or None, "metrics": dropped}
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def main() -> None:

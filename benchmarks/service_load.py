@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -33,6 +34,36 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def served(extra: list[str], *, repo: Path = REPO, log_name: str = "service", start_timeout_s: float = 900):
+    """Run `veridic serve` from ``repo`` on a free loopback port with ``extra`` options; yield ``(base_url, process)``
+    once /v1/health answers, and stop the server on exit. Its stderr goes to /tmp/<log_name>_<port>.log."""
+    port = _free_port()
+    cmd = [sys.executable, "-m", "veridic.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", *extra]
+    log = open(f"/tmp/{log_name}_{port}.log", "w")  # noqa: SIM115 - the server's stderr, read on failure
+    proc = subprocess.Popen(cmd, cwd=repo, env=dict(os.environ, PYTHONPATH=str(repo)), stdout=subprocess.DEVNULL, stderr=log)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        t0 = time.monotonic()
+        while True:
+            try:
+                if httpx.get(base + "/v1/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() - t0 > start_timeout_s:  # a loaded machine can take minutes to load the model
+                raise RuntimeError(f"service did not start; see {log.name}")
+            time.sleep(0.5)
+        yield base, proc
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
 
 
 def _pairs(path: Path, n: int) -> list[dict]:
@@ -75,22 +106,9 @@ def _metric(text: str, name: str) -> float:
 
 
 def run_config(name: str, *, batch_ms: float, max_batch: int, pairs: list[dict], requests: int, concurrency: int, method: str, limit_s: float) -> dict:
-    port = _free_port()
-    cmd = [sys.executable, "-m", "veridic.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--method", method,
-           "--batch-ms", str(batch_ms), "--max-batch", str(max_batch), "--log-level", "warning"]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        t0 = time.monotonic()
-        while True:
-            try:
-                if httpx.get(base + "/v1/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() - t0 > 180:
-                raise RuntimeError(f"service did not start: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
-            time.sleep(0.5)
+    t0 = time.monotonic()
+    with served(["--method", method, "--batch-ms", str(batch_ms), "--max-batch", str(max_batch)], log_name="service_load",
+                start_timeout_s=180) as (base, _proc):
         startup = time.monotonic() - t0
         asyncio.run(_load(base, pairs, requests=min(16, requests), concurrency=concurrency, limit_s=limit_s))  # warm-up
         before = httpx.get(base + "/metrics").text
@@ -107,12 +125,6 @@ def run_config(name: str, *, batch_ms: float, max_batch: int, pairs: list[dict],
             "throughput_rps": round(len(lat) / wall, 2), "wall_s": round(wall, 2), "model_calls": int(calls),
             "mean_batch_pairs": round(pairs_scored / calls, 2) if calls else None, "startup_s": round(startup, 1), "scores": scores,
         }
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def main() -> None:

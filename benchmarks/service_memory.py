@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -26,7 +24,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("VERIDIC_DATA", REPO.parent / "shared" / "data"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from service_load import _free_port, _pairs  # noqa: E402
+from service_load import _pairs, served  # noqa: E402
 
 DEFAULT_CONFIGS = ["", "--no-express-lane", "--backend torch", "--backend torch --no-express-lane"]
 
@@ -41,22 +39,8 @@ def _status(pid: int) -> dict[str, int]:
 
 
 def measure(*, extra: list[str], small: list[dict], big_chars: int) -> dict:
-    port = _free_port()
-    cmd = [sys.executable, "-m", "veridic.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", *extra]
-    log = open(f"/tmp/service_memory_{port}.log", "w")  # noqa: SIM115 - the server's stderr, read on failure
-    proc = subprocess.Popen(cmd, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.DEVNULL, stderr=log)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        t0 = time.monotonic()
-        while True:
-            try:
-                if httpx.get(base + "/v1/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() - t0 > 900:
-                raise RuntimeError(f"service did not start; see {log.name}")
-            time.sleep(0.5)
+    t0 = time.monotonic()
+    with served(extra, log_name="service_memory") as (base, proc):
         loaded = _status(proc.pid)
         with httpx.Client(base_url=base, timeout=300) as c:
             for p in small[:4]:
@@ -74,12 +58,6 @@ def measure(*, extra: list[str], small: list[dict], big_chars: int) -> dict:
             express = next((float(line.split()[-1]) for line in c.get("/metrics").text.splitlines() if line.startswith("veridic_express_batches ")), None)
         return {"extra": " ".join(extra), "startup_s": round(time.monotonic() - t0, 1), "loaded_mib": loaded, "after_one_pair_mib": one_pair,
                 "after_big_pair_mib": _status(proc.pid), "express_batches": express}
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def main() -> None:
