@@ -210,7 +210,8 @@ def train(
     max_length: Annotated[int, typer.Option("--max-length", help="Tokens per (article, option) pair; the article is truncated first.")] = 256,
     truncation: Annotated[str, typer.Option("--truncation", help="around-mask (keep the words of the article nearest the masked slot) or end (cut the article's tail).")] = "around-mask",
     eval_items: Annotated[list[Path] | None, typer.Option("--eval-items", help="Items JSONL for the learning curve (accuracy every --eval-steps); with --eval-sample, a seeded sample of it is held out of training.")] = None,
-    eval_sample: Annotated[int | None, typer.Option("--eval-sample", help="Hold out this many seeded items of --eval-items; every training item with the same id (any task or build) leaves the training set.")] = None,
+    eval_sample: Annotated[int | None, typer.Option("--eval-sample", help="Hold out this many seeded items of --eval-items (default: all of them); training items that share what --eval-group names leave the training set.")] = None,
+    eval_group: Annotated[str, typer.Option("--eval-group", help="What a held-out item takes out of training: entity (its id, article and entity: unseen people, like PoMo test), article (id and article) or id (the item's own builds only; leaks entities).")] = "entity",
     eval_steps: Annotated[int | None, typer.Option("--eval-steps", help="Steps between learning-curve points (default: --save-steps).")] = None,
     save_total_limit: Annotated[int, typer.Option("--save-total-limit", help="Checkpoints kept on disk.")] = 2,
     freeze_layers: Annotated[int, typer.Option("--freeze-layers", help="Freeze the embeddings and this many lowest encoder layers (cheaper steps on a small CPU budget).")] = 0,
@@ -235,20 +236,20 @@ def train(
         its = [MCItem.from_dict(r) for path in items for r in _read_jsonl(path)]
         if not its:
             raise InputError(f"{', '.join(map(str, items))} hold no items.")
-        held = [MCItem.from_dict(r) for path in eval_items or [] for r in _read_jsonl(path)]
-        if eval_sample is not None:
-            if not held:
-                raise ConfigError("--eval-sample needs --eval-items to sample from.")
-            if not 0 < eval_sample <= len(held):
-                raise ConfigError(f"--eval-sample must be between 1 and the {len(held)} evaluation items; got {eval_sample}.")
-            held = random.Random(seed).sample(held, eval_sample)
-        if held:
-            # No example may be both trained on and used for the curve (builds of one example share its id).
-            out_ids = {it.id for it in held}
-            its = [it for it in its if it.id not in out_ids]
-            if not its:
-                raise InputError("Every training item is also an evaluation item; nothing is left to train on.")
-        res = train_multiple_choice(items=its, out_dir=out_dir, config=cfg, resume=resume, progress=progress, eval_items=held or None)
+        candidates = [MCItem.from_dict(r) for path in eval_items or [] for r in _read_jsonl(path)]
+        if eval_sample is not None and not candidates:
+            raise ConfigError("--eval-sample needs --eval-items to sample from.")
+        split = None
+        if candidates:
+            from veridic.congruity.split import hold_out
+
+            # No example, article or (by default) person may be both trained on and used for the curve.
+            split = hold_out(train=its, candidates=candidates, n=eval_sample, seed=seed, group=eval_group)
+            its = split.train
+            typer.echo(f"held out {len(split.held)} items ({split.held_entities} entities, {split.held_articles} articles); "
+                       f"{split.dropped} training items share them by {eval_group} and leave training ({split.dropped_by})", err=True)
+        res = train_multiple_choice(items=its, out_dir=out_dir, config=cfg, resume=resume, progress=progress, eval_items=split.held if split else None,
+                                    eval_split=split.describe() if split else None)
     except VeridicError as exc:
         _fail(exc)
     typer.echo(
