@@ -180,3 +180,26 @@ def test_cli_train_holds_out_whole_entities_and_records_the_split(tmp_path):
                                    "--max-minutes", "5", "--save-steps", "100", "--batch-size", "4", "--bf16", "off", "--seed", "1"])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "run-id" / "model" / MC_MARKER).read_text())["train_items"] == 22
+
+
+def test_scores_do_not_depend_on_option_order(tmp_path):
+    # Each (article, option) pair is encoded on its own and the article window is sized by the longest option,
+    # so averaging over option-order permutations at inference would change nothing.
+    from transformers import AutoModelForMultipleChoice
+
+    folder = _fake_trained(_tiny_encoder(tmp_path), tmp_path)
+    model = AutoModelForMultipleChoice.from_pretrained(folder)
+    with torch.no_grad():
+        torch.manual_seed(1)
+        model.classifier.weight.normal_(0.0, 5.0)  # the default init (std 0.02) leaves options a few 1e-4 apart
+    model.save_pretrained(folder)
+    scorer = MCScorer(folder, bf16=False)
+    items = _items(6)
+    base = scorer.score(items)
+    spread = max(base[0].scores.values()) - min(base[0].scores.values())
+    assert spread > 1e-3  # the head does separate the options, by far more than the tolerance below
+    for order in (["both", "nonfactual", "incongruous", "accurate"], ["nonfactual", "accurate", "both", "incongruous"]):
+        perm = [MCItem(**{**it.__dict__, "options": {c: it.options[c] for c in order}}) for it in items]
+        again = scorer.score(perm)
+        for a, b in zip(base, again):
+            assert b.scores == pytest.approx(a.scores, abs=1e-6)

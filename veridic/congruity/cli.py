@@ -1,4 +1,4 @@
-"""``veridic congruity build | score | train | report``: the factual-vs-contextual probe (paper 000).
+"""``veridic congruity build | score | train | combine | report``: the factual-vs-contextual probe (paper 000).
 
 A thin shell over :mod:`veridic.congruity`; the only place that builds
 models. Typical run on PoMo::
@@ -129,6 +129,7 @@ def score(
     device: Annotated[str, typer.Option("--device")] = "cpu",
     batch_size: Annotated[int, typer.Option("--batch-size")] = 8,
     threads: Annotated[int | None, typer.Option("--threads")] = None,
+    max_length: Annotated[int | None, typer.Option("--max-length", help="Multiple-choice models only: tokens per (article, option) pair at inference (default: the length the model was trained with).")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
 ) -> None:
     """Rank every item's options by LM log-likelihood (or score generations by precision)."""
@@ -169,10 +170,12 @@ def score(
                     import torch
 
                     torch.set_num_threads(threads)
-                mc = MCScorer(model, batch_size=batch_size, device=device)
+                mc = MCScorer(model, batch_size=batch_size, device=device, max_length=max_length)
                 scored = mc.score(its, on_batch=tick)
                 meta = {"model": mc.describe(), "config": {"scores": "multiple-choice logits", "context": "previous + masked sentence + next", "items": str(items)}}
             else:
+                if max_length is not None:
+                    raise ConfigError("--max-length applies to multiple-choice models from `congruity train`; the LM scorer reads whole contexts.")
                 if model == "dummy":
                     from veridic.lm.dummy import DummyLM
 
@@ -259,6 +262,41 @@ def train(
     for row in res.curve:
         if "eval_accuracy" in row:
             typer.echo(f"  step {int(row['step'])}: held-out accuracy {100 * row['eval_accuracy']:.1f} %")
+
+
+@app.command("combine")
+def combine(
+    scores: Annotated[list[Path], typer.Option("--scores", help="Scores JSONL from `score` (repeat; each run scored the same items file).")],
+    out: Annotated[Path, typer.Option("--out", help="Combined scores JSONL to write (read it with `report`).")],
+    weights: Annotated[str | None, typer.Option("--weights", help="Comma-separated weight per --scores run (default: equal). Choose them on validation items, never on the test.")] = None,
+) -> None:
+    """Sum several scorers' option scores, each standardised within the item, with fixed weights."""
+    from veridic.congruity.combine import combine_scores
+    from veridic.congruity.ranking import ItemScores
+
+    try:
+        if weights is None:
+            ws = [1.0] * len(scores)
+        else:
+            try:
+                ws = [float(w) for w in weights.split(",")]
+            except ValueError:
+                raise ConfigError(f"--weights must be comma-separated numbers, one per --scores run; got {weights!r}.") from None
+        runs = [[ItemScores.from_dict(r) for r in _read_jsonl(p)] for p in scores]
+        combined = combine_scores(runs=runs, weights=ws)
+        _write_jsonl(out, [c.to_dict() for c in combined])
+        metas = [json.loads(Path(str(p) + ".meta.json").read_text()) if Path(str(p) + ".meta.json").is_file() else {} for p in scores]
+        meta = {"model": {"backend": "combination", "method": "weighted sum of per-item standardised scores", "weights": ws,
+                          "runs": [{"scores": str(p), "model": m.get("model", {})} for p, m in zip(scores, metas)]},
+                "config": {"combine": [str(p) for p in scores], "weights": ws}, "n_items": len(combined)}
+        if "build" in metas[0]:
+            meta["build"] = metas[0]["build"]
+        from veridic.io.atomic import atomic_write_text
+
+        atomic_write_text(Path(str(out) + ".meta.json"), json.dumps(meta, indent=2) + "\n")
+    except VeridicError as exc:
+        _fail(exc)
+    typer.echo(f"combined {len(scores)} runs over {len(combined)} items (weights {ws}) -> {out}")
 
 
 @app.command("report")

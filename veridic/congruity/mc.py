@@ -397,6 +397,8 @@ class MCScorer:
         self.device = device
         self.batch_size = batch_size
         self.max_length = int(max_length or self.info.get("config", {}).get("max_length", 256))
+        if self.max_length < 16:
+            raise ConfigError(f"max_length must be >= 16 tokens; got {self.max_length}.")
         # Score pairs as the model was trained on them (folders from before the option existed cut the tail).
         self.truncation = str(self.info.get("config", {}).get("truncation", "end"))
         self.bf16 = cpu_supports_bf16() if bf16 is None else bf16
