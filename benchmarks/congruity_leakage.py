@@ -30,6 +30,11 @@ def _items(paths: list[str]) -> list[MCItem]:
     return [MCItem.from_dict(json.loads(line)) for p in paths for line in Path(p).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def _write(path: str, items: list[MCItem]) -> None:
+    Path(path).write_text("".join(json.dumps(i.to_dict(), ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+    print(f"wrote {len(items)} items -> {path}")
+
+
 def _overlap(items: list[MCItem], train: list[MCItem]) -> dict[str, int]:
     ents = {entity_key(t) for t in train}
     arts = {article_key(t) for t in train} - {None}
@@ -49,8 +54,18 @@ def main() -> None:
     ap.add_argument("--test-items", action="append", default=[])
     ap.add_argument("--held-items", help="Items file that --held-scores scored (default: the held-out sample, in sample order).")
     ap.add_argument("--held-scores", help="Scores of the held-out items, from `congruity score`.")
+    ap.add_argument("--write-held", help="Write the held-out items here, in the order of --eval-items (for `congruity score`).")
+    ap.add_argument("--write-removed", help="Write the items of --removed-from that the split takes out of training (validation items for other tasks).")
+    ap.add_argument("--removed-from", action="append", default=[], help="Items file(s) among --items, written in the order given.")
     a = ap.parse_args()
-    split = hold_out(train=_items(a.items), candidates=_items(a.eval_items), n=a.eval_sample, seed=a.seed, group=a.eval_group)
+    candidates = _items(a.eval_items)
+    split = hold_out(train=_items(a.items), candidates=candidates, n=a.eval_sample, seed=a.seed, group=a.eval_group)
+    if a.write_held:
+        chosen = {id(h) for h in split.held}
+        _write(a.write_held, [c for c in candidates if id(c) in chosen])
+    if a.write_removed:
+        kept = {(t.id, t.task, json.dumps(t.options, sort_keys=True)) for t in split.train}
+        _write(a.write_removed, [i for i in _items(a.removed_from) if (i.id, i.task, json.dumps(i.options, sort_keys=True)) not in kept])
     out: dict[str, object] = {"split": split.describe(), "held-out": _overlap(split.held, split.train)}
     if a.test_items:
         out["test"] = _overlap(_items(a.test_items), split.train)
