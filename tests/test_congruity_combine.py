@@ -57,6 +57,8 @@ def test_mismatched_runs_and_bad_weights_are_clear_errors():
         combine_scores(runs=[a, [_s("1", accurate=1.0, nonfactual=0.0)]], weights=[1, 1])
     with pytest.raises(InputError, match="different numbers"):
         combine_scores(runs=[a, a + a], weights=[1, 1])
+    with pytest.raises(InputError, match="no items"):
+        combine_scores(runs=[[], []], weights=[1, 1])
     with pytest.raises(ConfigError, match="at least two"):
         combine_scores(runs=[a], weights=[1])
     with pytest.raises(ConfigError, match="One weight per"):

@@ -58,6 +58,8 @@ def combine_scores(*, runs: Sequence[Sequence[ItemScores]], weights: Sequence[fl
     if any(not math.isfinite(w) or w < 0 for w in weights) or not any(w > 0 for w in weights):
         raise ConfigError(f"Weights must be finite, >= 0 and not all 0; got {list(weights)}.")
     n = len(runs[0])
+    if n == 0:
+        raise InputError("The score runs hold no items; score an items file with each model first.")
     if any(len(r) != n for r in runs):
         raise InputError(f"The score runs cover different numbers of items ({[len(r) for r in runs]}); score the same items file with each model.")
     out: list[ItemScores] = []
