@@ -149,3 +149,57 @@ def test_freeze_layers_keeps_the_lower_encoder_fixed(tmp_path):
     assert not torch.equal(a.bert.encoder.layer[1].attention.self.query.weight, b.bert.encoder.layer[1].attention.self.query.weight)
     with pytest.raises(ConfigError, match="layers"):
         train_multiple_choice(items=_items(8), out_dir=tmp_path / "r2", config=MCTrainConfig(model=str(enc), max_minutes=1, freeze_layers=9, bf16=False))
+
+
+def test_cli_train_holds_out_whole_entities_and_records_the_split(tmp_path):
+    from typer.testing import CliRunner
+
+    from veridic.congruity.cli import app
+
+    enc = _tiny_encoder(tmp_path)
+    # 24 items over 6 people and 12 articles: each person in two articles, each article about two people.
+    items = [MCItem(**{**it.__dict__, "id": f"art{i % 12}:{i}", "meta": {"entity_id": f"Q{i % 6}", "article_id": f"art{i % 12}"}}) for i, it in enumerate(_items(24))]
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(it.to_dict()) + "\n" for it in items))
+    res = CliRunner().invoke(app, ["train", "--items", str(path), "--eval-items", str(path), "--eval-sample", "2", "--out-dir", str(tmp_path / "run"),
+                                   "--model", str(enc), "--max-length", "32", "--max-steps", "2", "--max-minutes", "5", "--save-steps", "100",
+                                   "--batch-size", "4", "--bf16", "off", "--seed", "1"])
+    assert res.exit_code == 0, res.output
+    info = json.loads((tmp_path / "run" / "model" / MC_MARKER).read_text())
+    split = info["config"]["eval_split"]
+    import random
+
+    held = random.Random(1).sample(items, 2)
+    people = {it.meta["entity_id"] for it in held}
+    kept = [it for it in items if it.meta["entity_id"] not in people and it.meta["article_id"] not in {h.meta["article_id"] for h in held}]
+    assert split["group"] == "entity" and split["held"] == 2 and info["train_items"] == split["train"] == len(kept) < 22
+    assert split["dropped"] == 24 - len(kept) and info["config"]["eval_items"] == 2
+    # The id rule keeps the held people's other items in training.
+    res = CliRunner().invoke(app, ["train", "--items", str(path), "--eval-items", str(path), "--eval-sample", "2", "--eval-group", "id",
+                                   "--out-dir", str(tmp_path / "run-id"), "--model", str(enc), "--max-length", "32", "--max-steps", "2",
+                                   "--max-minutes", "5", "--save-steps", "100", "--batch-size", "4", "--bf16", "off", "--seed", "1"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "run-id" / "model" / MC_MARKER).read_text())["train_items"] == 22
+
+
+def test_scores_do_not_depend_on_option_order(tmp_path):
+    # Each (article, option) pair is encoded on its own and the article window is sized by the longest option,
+    # so averaging over option-order permutations at inference would change nothing.
+    from transformers import AutoModelForMultipleChoice
+
+    folder = _fake_trained(_tiny_encoder(tmp_path), tmp_path)
+    model = AutoModelForMultipleChoice.from_pretrained(folder)
+    with torch.no_grad():
+        torch.manual_seed(1)
+        model.classifier.weight.normal_(0.0, 5.0)  # the default init (std 0.02) leaves options a few 1e-4 apart
+    model.save_pretrained(folder)
+    scorer = MCScorer(folder, bf16=False)
+    items = _items(6)
+    base = scorer.score(items)
+    spread = max(base[0].scores.values()) - min(base[0].scores.values())
+    assert spread > 1e-3  # the head does separate the options, by far more than the tolerance below
+    for order in (["both", "nonfactual", "incongruous", "accurate"], ["nonfactual", "accurate", "both", "incongruous"]):
+        perm = [MCItem(**{**it.__dict__, "options": {c: it.options[c] for c in order}}) for it in items]
+        again = scorer.score(perm)
+        for a, b in zip(base, again):
+            assert b.scores == pytest.approx(a.scores, abs=1e-6)

@@ -1,4 +1,4 @@
-"""``veridic congruity build | score | train | report``: the factual-vs-contextual probe (paper 000).
+"""``veridic congruity build | score | train | combine | report``: the factual-vs-contextual probe (paper 000).
 
 A thin shell over :mod:`veridic.congruity`; the only place that builds
 models. Typical run on PoMo::
@@ -129,6 +129,7 @@ def score(
     device: Annotated[str, typer.Option("--device")] = "cpu",
     batch_size: Annotated[int, typer.Option("--batch-size")] = 8,
     threads: Annotated[int | None, typer.Option("--threads")] = None,
+    max_length: Annotated[int | None, typer.Option("--max-length", help="Multiple-choice models only: tokens per (article, option) pair at inference (default: the length the model was trained with).")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
 ) -> None:
     """Rank every item's options by LM log-likelihood (or score generations by precision)."""
@@ -169,10 +170,12 @@ def score(
                     import torch
 
                     torch.set_num_threads(threads)
-                mc = MCScorer(model, batch_size=batch_size, device=device)
+                mc = MCScorer(model, batch_size=batch_size, device=device, max_length=max_length)
                 scored = mc.score(its, on_batch=tick)
                 meta = {"model": mc.describe(), "config": {"scores": "multiple-choice logits", "context": "previous + masked sentence + next", "items": str(items)}}
             else:
+                if max_length is not None:
+                    raise ConfigError("--max-length applies to multiple-choice models from `congruity train`; the LM scorer reads whole contexts.")
                 if model == "dummy":
                     from veridic.lm.dummy import DummyLM
 
@@ -210,7 +213,8 @@ def train(
     max_length: Annotated[int, typer.Option("--max-length", help="Tokens per (article, option) pair; the article is truncated first.")] = 256,
     truncation: Annotated[str, typer.Option("--truncation", help="around-mask (keep the words of the article nearest the masked slot) or end (cut the article's tail).")] = "around-mask",
     eval_items: Annotated[list[Path] | None, typer.Option("--eval-items", help="Items JSONL for the learning curve (accuracy every --eval-steps); with --eval-sample, a seeded sample of it is held out of training.")] = None,
-    eval_sample: Annotated[int | None, typer.Option("--eval-sample", help="Hold out this many seeded items of --eval-items; every training item with the same id (any task or build) leaves the training set.")] = None,
+    eval_sample: Annotated[int | None, typer.Option("--eval-sample", help="Hold out this many seeded items of --eval-items (default: all of them); training items that share what --eval-group names leave the training set.")] = None,
+    eval_group: Annotated[str, typer.Option("--eval-group", help="What a held-out item takes out of training: entity (its id, article and entity: unseen people, like PoMo test), article (id and article) or id (the item's own builds only; leaks entities).")] = "entity",
     eval_steps: Annotated[int | None, typer.Option("--eval-steps", help="Steps between learning-curve points (default: --save-steps).")] = None,
     save_total_limit: Annotated[int, typer.Option("--save-total-limit", help="Checkpoints kept on disk.")] = 2,
     freeze_layers: Annotated[int, typer.Option("--freeze-layers", help="Freeze the embeddings and this many lowest encoder layers (cheaper steps on a small CPU budget).")] = 0,
@@ -235,20 +239,20 @@ def train(
         its = [MCItem.from_dict(r) for path in items for r in _read_jsonl(path)]
         if not its:
             raise InputError(f"{', '.join(map(str, items))} hold no items.")
-        held = [MCItem.from_dict(r) for path in eval_items or [] for r in _read_jsonl(path)]
-        if eval_sample is not None:
-            if not held:
-                raise ConfigError("--eval-sample needs --eval-items to sample from.")
-            if not 0 < eval_sample <= len(held):
-                raise ConfigError(f"--eval-sample must be between 1 and the {len(held)} evaluation items; got {eval_sample}.")
-            held = random.Random(seed).sample(held, eval_sample)
-        if held:
-            # No example may be both trained on and used for the curve (builds of one example share its id).
-            out_ids = {it.id for it in held}
-            its = [it for it in its if it.id not in out_ids]
-            if not its:
-                raise InputError("Every training item is also an evaluation item; nothing is left to train on.")
-        res = train_multiple_choice(items=its, out_dir=out_dir, config=cfg, resume=resume, progress=progress, eval_items=held or None)
+        candidates = [MCItem.from_dict(r) for path in eval_items or [] for r in _read_jsonl(path)]
+        if eval_sample is not None and not candidates:
+            raise ConfigError("--eval-sample needs --eval-items to sample from.")
+        split = None
+        if candidates:
+            from veridic.congruity.split import hold_out
+
+            # No example, article or (by default) person may be both trained on and used for the curve.
+            split = hold_out(train=its, candidates=candidates, n=eval_sample, seed=seed, group=eval_group)
+            its = split.train
+            typer.echo(f"held out {len(split.held)} items ({split.held_entities} entities, {split.held_articles} articles); "
+                       f"{split.dropped} training items share them by {eval_group} and leave training ({split.dropped_by})", err=True)
+        res = train_multiple_choice(items=its, out_dir=out_dir, config=cfg, resume=resume, progress=progress, eval_items=split.held if split else None,
+                                    eval_split=split.describe() if split else None)
     except VeridicError as exc:
         _fail(exc)
     typer.echo(
@@ -258,6 +262,41 @@ def train(
     for row in res.curve:
         if "eval_accuracy" in row:
             typer.echo(f"  step {int(row['step'])}: held-out accuracy {100 * row['eval_accuracy']:.1f} %")
+
+
+@app.command("combine")
+def combine(
+    scores: Annotated[list[Path], typer.Option("--scores", help="Scores JSONL from `score` (repeat; each run scored the same items file).")],
+    out: Annotated[Path, typer.Option("--out", help="Combined scores JSONL to write (read it with `report`).")],
+    weights: Annotated[str | None, typer.Option("--weights", help="Comma-separated weight per --scores run (default: equal). Choose them on validation items, never on the test.")] = None,
+) -> None:
+    """Sum several scorers' option scores, each standardised within the item, with fixed weights."""
+    from veridic.congruity.combine import combine_scores
+    from veridic.congruity.ranking import ItemScores
+
+    try:
+        if weights is None:
+            ws = [1.0] * len(scores)
+        else:
+            try:
+                ws = [float(w) for w in weights.split(",")]
+            except ValueError:
+                raise ConfigError(f"--weights must be comma-separated numbers, one per --scores run; got {weights!r}.") from None
+        runs = [[ItemScores.from_dict(r) for r in _read_jsonl(p)] for p in scores]
+        combined = combine_scores(runs=runs, weights=ws)
+        _write_jsonl(out, [c.to_dict() for c in combined])
+        metas = [json.loads(Path(str(p) + ".meta.json").read_text()) if Path(str(p) + ".meta.json").is_file() else {} for p in scores]
+        meta = {"model": {"backend": "combination", "method": "weighted sum of per-item standardised scores", "weights": ws,
+                          "runs": [{"scores": str(p), "model": m.get("model", {})} for p, m in zip(scores, metas)]},
+                "config": {"combine": [str(p) for p in scores], "weights": ws}, "n_items": len(combined)}
+        if "build" in metas[0]:
+            meta["build"] = metas[0]["build"]
+        from veridic.io.atomic import atomic_write_text
+
+        atomic_write_text(Path(str(out) + ".meta.json"), json.dumps(meta, indent=2) + "\n")
+    except VeridicError as exc:
+        _fail(exc)
+    typer.echo(f"combined {len(scores)} runs over {len(combined)} items (weights {ws}) -> {out}")
 
 
 @app.command("report")

@@ -244,7 +244,7 @@ def _hash_items(items: Sequence[MCItem]) -> str:
 
 
 def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, config: MCTrainConfig = MCTrainConfig(), resume: bool = True, progress: bool = False,
-                          eval_items: Sequence[MCItem] | None = None) -> MCTrainResult:
+                          eval_items: Sequence[MCItem] | None = None, eval_split: dict[str, Any] | None = None) -> MCTrainResult:
     """Fine-tune a multiple-choice head (and the encoder) on ``items``; write the model to ``out_dir/model``.
 
     Checkpoints go to ``out_dir/checkpoints`` every ``config.save_steps``
@@ -253,7 +253,9 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
     ``eval_items`` (held out from ``items``), the accuracy on them is
     measured every ``config.eval_steps`` steps (default: ``save_steps``)
     and at the end: the learning curve, in ``MCTrainResult.curve``. Its
-    time counts against the budget.
+    time counts against the budget. ``eval_split`` (how the held-out items
+    were chosen, :meth:`veridic.congruity.split.HeldOutSplit.describe`) is
+    recorded with the config.
     """
     from veridic.lm.training import TimeBudgetCallback, last_checkpoint, require_transformers
 
@@ -329,7 +331,8 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
         stopped_by_budget=budget.stopped_by_budget,
         final_loss=float(losses[-1]) if losses else float(result.training_loss),
         config={**asdict(config), "backbone": str(src), "classes": classes, "bf16": bf16, "train_items_sha256_12": _hash_items(items),
-                "tasks": sorted({it.task for it in items}), "resumed_from": ck, "planned_steps": total, "eval_items": len(held) if held is not None else 0},
+                "tasks": sorted({it.task for it in items}), "resumed_from": ck, "planned_steps": total, "eval_items": len(held) if held is not None else 0,
+                "eval_split": dict(eval_split) if eval_split else None},
         curve=_curve(trainer.state.log_history),
     )
     from veridic.io.atomic import atomic_write_text
@@ -394,6 +397,8 @@ class MCScorer:
         self.device = device
         self.batch_size = batch_size
         self.max_length = int(max_length or self.info.get("config", {}).get("max_length", 256))
+        if self.max_length < 16:
+            raise ConfigError(f"max_length must be >= 16 tokens; got {self.max_length}.")
         # Score pairs as the model was trained on them (folders from before the option existed cut the tail).
         self.truncation = str(self.info.get("config", {}).get("truncation", "end"))
         self.bf16 = cpu_supports_bf16() if bf16 is None else bf16
