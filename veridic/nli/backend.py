@@ -177,6 +177,31 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc, unit="pair", leave=False)
 
 
+#: characters per piece when a long text is tokenised for its offsets (see :func:`_pieces`).
+OFFSET_PIECE_CHARS = 16_384
+
+
+def _pieces(text: str, size: int = OFFSET_PIECE_CHARS) -> list[tuple[int, str]]:
+    """``text`` cut at whitespace into pieces of about ``size`` characters, as ``(start, piece)``.
+
+    The tokenizer's cost per character grows with the length of one input (its working set no longer
+    fits the caches: +45 % per character at 1M characters); pieces keep it flat. Cutting only at
+    whitespace, which every pre-tokenizer of ours splits on, leaves the tokens and offsets unchanged.
+
+    >>> [(s, p) for s, p in _pieces("aa bb cc", size=3)]
+    [(0, 'aa '), (3, 'bb '), (6, 'cc')]
+    """
+    out: list[tuple[int, str]] = []
+    start, n = 0, len(text)
+    while start < n:
+        end = min(start + size, n)
+        while end < n and not text[end - 1].isspace():
+            end += 1  # extend to just after a whitespace character, so no word is cut
+        out.append((start, text[start:end]))
+        start = end
+    return out
+
+
 class _FileTokenizer:
     """A model's ``tokenizer.json`` run by the ``tokenizers`` library alone.
 
@@ -200,7 +225,11 @@ class _FileTokenizer:
         self._pairs_max: int | None = None
 
     def offsets(self, text: str) -> list[tuple[int, int]]:
-        return [tuple(o) for o in self._plain.encode(text, add_special_tokens=False).offsets]
+        parts = _pieces(text)
+        if not parts:
+            return []
+        encs = self._plain.encode_batch([p for _, p in parts], add_special_tokens=False)
+        return [(a + s, b + s) for (s, _), e in zip(parts, encs) for a, b in e.offsets]
 
     def count(self, text: str) -> int:
         return len(self._plain.encode(text, add_special_tokens=False).ids)
@@ -220,8 +249,11 @@ class _TokenizerMixin:
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         if isinstance(self.tokenizer, _FileTokenizer):
             return self.tokenizer.offsets(text)
-        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False)
-        return [tuple(o) for o in enc["offset_mapping"]]
+        parts = _pieces(text)
+        if not parts:
+            return []
+        enc = self.tokenizer([p for _, p in parts], add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False)
+        return [(a + s, b + s) for (s, _), offs in zip(parts, enc["offset_mapping"]) for a, b in offs]
 
     def count_tokens(self, text: str) -> int:
         if isinstance(self.tokenizer, _FileTokenizer):
