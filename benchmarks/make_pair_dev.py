@@ -16,19 +16,20 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
 import random
 from pathlib import Path
 
 from veridic.io.atomic import atomic_write_text
-from veridic.train.data import is_held_out
+from veridic.train.data import LABEL_IDS, is_held_out, read_nli_file
 
 #: sentence-pair NLI sets (short premises); long-document sets would duplicate the summarization task.
 SETS = ("mnli", "lingnli", "snli", "anli", "rte", "rte_pascal", "xnli_en", "sick", "cad_snli", "scitail", "semiauto_nli",
         "negation_nli", "taxinli")
 HELD_OUT_FRACTION = 0.02  # the same slice as configs/nli-minilm*.yaml
+#: semiauto_nli's subsets that quote LDC Gigaword, excluded as in every config
+EXCLUDED_SUBSETS = {"base_news", "sim_news"}
 
 
 def main() -> None:
@@ -43,20 +44,15 @@ def main() -> None:
         path = args.data / f"{name}.jsonl.gz"
         if not path.is_file():
             raise SystemExit(f"error: {path} is missing; pass --data with the folder of NLI sets (../shared/data/nli).")
-        held = []
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            for line in fh:
-                r = json.loads(line)
-                if "news" in str(r.get("subset", "")):
-                    continue  # semiauto_nli's *_news part quotes LDC Gigaword (kept out everywhere)
-                if is_held_out(r["premise"], r["hypothesis"], fraction=HELD_OUT_FRACTION):
-                    held.append(r)
+        # the trainer's own reader (validated rows, label ids) and its hash split
+        held = [r for r in read_nli_file(path) if r.get("subset") not in EXCLUDED_SUBSETS
+                and is_held_out(r["premise"], r["hypothesis"], fraction=HELD_OUT_FRACTION)]
         rng = random.Random(f"{args.seed}:{name}")
         rng.shuffle(held)
         for r in held[: args.per_set]:
             rid = hashlib.sha1(f"{r['premise']}\x1f{r['hypothesis']}".encode()).hexdigest()[:12]
             rows.append({"id": rid, "dataset": "nli_pairs_heldout", "task": "pairs", "source": r["premise"],
-                         "claim": r["hypothesis"], "label": int(r["label"] == "entailment"), "nli_set": name})
+                         "claim": r["hypothesis"], "label": int(r["label_id"] == LABEL_IDS["entailment"]), "nli_set": name})
     atomic_write_text(args.out, "".join(json.dumps(r) + "\n" for r in rows))
     pos = sum(r["label"] for r in rows)
     print(f"wrote {len(rows)} pairs ({pos} entailed) from {len(SETS)} sets to {args.out}")
