@@ -61,7 +61,7 @@ from veridic.detect.align import (
     relation_flips,
 )
 from veridic.detect.edit import apply_edits
-from veridic.detect.localise import Deletion, choose, deletable_phrases, without
+from veridic.detect.localise import Deletion, choose, deletable_phrases, entailed, non_overlapping, without
 from veridic.detect.roles import (frames as _frames, lexical_coverage, mention as _mention, restated, structural_errors,
                                   uncovered_phrases)
 from veridic.detect.result import DetectionResult, HallucinationSpan
@@ -278,9 +278,7 @@ class HallucinationDetector:
         if sent is None:
             return []
         e, n, c = sv.e, sv.n, sv.c
-        # Supported: entailment is the most likely class. Read from the verdict's probabilities only,
-        # so any scorer that returns sentence verdicts works (its score scale and threshold vary).
-        supported = e >= n and e >= c
+        supported = entailed(e, n, c)
         window = (sv.evidence.start, sv.evidence.end) if sv.evidence is not None else None
         ev_sent, ev_overlap = best_evidence_sentence(sent, edoc, within=window)
         alt, alt_overlap = best_evidence_sentence(sent, edoc)
@@ -432,8 +430,7 @@ class HallucinationDetector:
                 continue
             for j, (sv, ss) in enumerate(zip(verdicts[i].sentences, spans)):
                 whole = ss[0] if len(ss) == 1 and _whole_nli(ss[0], sv) else None
-                entailed = sv.e >= sv.n and sv.e >= sv.c
-                if not (whole is not None or (not ss and not entailed)):
+                if not (whole is not None or (not ss and not entailed(sv.e, sv.n, sv.c))):
                     continue
                 sent = pdocs[i].char_span(sv.span.start, sv.span.end, alignment_mode="expand")
                 if sent is None:
@@ -517,11 +514,7 @@ def _whole_nli(span: HallucinationSpan, sv: SentenceVerdict) -> bool:
 
 def _non_overlapping(found: Sequence[HallucinationSpan]) -> list[HallucinationSpan]:
     """Non-overlapping spans, most confident first (ties: earlier first), in passage order."""
-    kept: list[HallucinationSpan] = []
-    for s in sorted(found, key=lambda s: (-(s.confidence or 0.0), s.start, s.end)):
-        if all(s.end <= k.start or s.start >= k.end for k in kept):
-            kept.append(s)
-    return sorted(kept, key=lambda s: s.start)
+    return non_overlapping(found, key=lambda s: (-(s.confidence or 0.0), s.start, s.end))
 
 
 _EN_FUNCTION_WORDS = frozenset("the a an of and in on to is was were are for by with from that it as at be this".split())

@@ -92,6 +92,16 @@ def without(sentence: Any, a: int, b: int) -> str:
     return s[:1].upper() + s[1:]
 
 
+def entailed(e: float, n: float, c: float) -> bool:
+    """The detector's notion of supported: entailment is the most likely class. Read from probabilities
+    only, so any scorer that returns sentence verdicts works (its score scale and threshold vary).
+
+    >>> entailed(0.5, 0.3, 0.2), entailed(0.4, 0.5, 0.1)
+    (True, False)
+    """
+    return e >= n and e >= c
+
+
 @dataclass(frozen=True, slots=True)
 class Deletion:
     """One deletable phrase (character offsets in the passage) and the NLI probabilities of the sentence without it."""
@@ -104,8 +114,8 @@ class Deletion:
 
     @property
     def entailed(self) -> bool:
-        """The remainder is entailed: entailment is its most likely class (the detector's notion of supported)."""
-        return self.e >= self.n and self.e >= self.c
+        """The remainder is entailed (:func:`entailed`)."""
+        return entailed(self.e, self.n, self.c)
 
 
 def choose(deletions: Sequence[Deletion], *, e: float) -> list[Deletion]:
@@ -121,8 +131,18 @@ def choose(deletions: Sequence[Deletion], *, e: float) -> list[Deletion]:
     ok = [d for d in deletions if d.entailed]
     ok = [d for d in ok if not any(x is not d and d.start <= x.start and x.end <= d.end and (x.start, x.end) != (d.start, d.end)
                                    for x in ok)]
-    chosen: list[Deletion] = []
-    for d in sorted(ok, key=lambda d: (-(d.e - e), d.end - d.start, d.start)):
-        if all(d.end <= x.start or d.start >= x.end for x in chosen):
-            chosen.append(d)
-    return sorted(chosen, key=lambda d: d.start)
+    return non_overlapping(ok, key=lambda d: (-(d.e - e), d.end - d.start, d.start))
+
+
+def non_overlapping(items: Sequence[Any], *, key: Any) -> list[Any]:
+    """Greedy: take items (anything with ``start`` / ``end``) in ``key`` order, skipping any that overlaps one
+    already taken; return them in text order.
+
+    >>> [(d.start, d.end) for d in non_overlapping([Deletion(0, 5, 1, 0, 0), Deletion(3, 8, 1, 0, 0)], key=lambda d: -d.end)]
+    [(3, 8)]
+    """
+    kept: list[Any] = []
+    for d in sorted(items, key=key):
+        if all(d.end <= x.start or d.start >= x.end for x in kept):
+            kept.append(d)
+    return sorted(kept, key=lambda d: d.start)
