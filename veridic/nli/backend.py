@@ -202,6 +202,14 @@ def _pieces(text: str, size: int = OFFSET_PIECE_CHARS) -> list[tuple[int, str]]:
     return out
 
 
+def _offsets_by_piece(text: str, encode: Callable[[list[str]], Sequence[Sequence[tuple[int, int]]]]) -> list[tuple[int, int]]:
+    """Token offsets of ``text``: ``encode`` maps a batch of :func:`_pieces` to their offsets, shifted back here."""
+    parts = _pieces(text)
+    if not parts:
+        return []
+    return [(a + s, b + s) for (s, _), offs in zip(parts, encode([p for _, p in parts])) for a, b in offs]
+
+
 class _FileTokenizer:
     """A model's ``tokenizer.json`` run by the ``tokenizers`` library alone.
 
@@ -225,11 +233,7 @@ class _FileTokenizer:
         self._pairs_max: int | None = None
 
     def offsets(self, text: str) -> list[tuple[int, int]]:
-        parts = _pieces(text)
-        if not parts:
-            return []
-        encs = self._plain.encode_batch([p for _, p in parts], add_special_tokens=False)
-        return [(a + s, b + s) for (s, _), e in zip(parts, encs) for a, b in e.offsets]
+        return _offsets_by_piece(text, lambda ps: [e.offsets for e in self._plain.encode_batch(ps, add_special_tokens=False)])
 
     def count(self, text: str) -> int:
         return len(self._plain.encode(text, add_special_tokens=False).ids)
@@ -249,11 +253,8 @@ class _TokenizerMixin:
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         if isinstance(self.tokenizer, _FileTokenizer):
             return self.tokenizer.offsets(text)
-        parts = _pieces(text)
-        if not parts:
-            return []
-        enc = self.tokenizer([p for _, p in parts], add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False)
-        return [(a + s, b + s) for (s, _), offs in zip(parts, enc["offset_mapping"]) for a, b in offs]
+        return _offsets_by_piece(text, lambda ps: self.tokenizer(ps, add_special_tokens=False, return_offsets_mapping=True,
+                                                                 truncation=False, verbose=False)["offset_mapping"])
 
     def count_tokens(self, text: str) -> int:
         if isinstance(self.tokenizer, _FileTokenizer):
