@@ -84,7 +84,7 @@ def run(
     threads: Annotated[int | None, typer.Option("--threads", help="torch CPU threads (default: torch's choice).")] = None,
     n_resamples: Annotated[int, typer.Option("--n-resamples", help="Bootstrap resamples for the CIs.")] = 1000,
     seed: Annotated[int, typer.Option("--seed")] = 0,
-    out: Annotated[Path | None, typer.Option("--out", help="Write the full JSON report (with per-example scores) here.")] = None,
+    out: Annotated[Path | None, typer.Option("--output", "-o", "--out", help="Write the full JSON report (with per-example scores) here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report (without per-example rows) instead of a table.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
 ) -> None:
@@ -172,7 +172,7 @@ def _nli(examples, *, backend: Any, n_resamples: int, seed: int, progress: bool)
 @app.command("build")
 def build(
     input: Annotated[Path, typer.Option("--input", help="Rows with grounding (or source), context and target columns.")],
-    out: Annotated[Path, typer.Option("--out", help="Where to write the ablation set (.jsonl/.csv/.parquet).")],
+    out: Annotated[Path, typer.Option("--output", "-o", "--out", help="Where to write the ablation set (.jsonl/.csv/.parquet).")],
     kinds: Annotated[str, typer.Option("--kinds", help="Edit kinds: numeric, chronological or both.")] = "numeric,chronological",
     max_per_item: Annotated[int, typer.Option("--max-per-item", help="Edits per input row (each gives two examples).")] = 1,
     seed: Annotated[int, typer.Option("--seed")] = 0,
@@ -193,7 +193,7 @@ def build(
 @app.command("train")
 def train(
     variant: Annotated[str, typer.Option("--variant", help="basic (plain fine-tune), lt-basic (loss truncation) or lt-gnd (loss truncation + grounding gain, eq. 3).")],
-    out_dir: Annotated[Path, typer.Option("--out-dir", help="Run folder: checkpoints/ and the final model/ (probe it with `ablation run --model <out-dir>/model`).")],
+    out_dir: Annotated[Path, typer.Option("--output", "-o", "--out-dir", help="Run folder: checkpoints/ and the final model/ (probe it with `ablation run --model <out-dir>/model`).")],
     data: Annotated[str, typer.Option("--data", help="pomo:<split> (Wikidata claims -> sentence with its post-modifier) or a file with grounding, context, target columns.")] = "pomo:valid",
     model: Annotated[str, typer.Option("--model", help="Start model: 'embedded' (SmolLM2-135M), a folder or a .gguf file.")] = "embedded",
     template: Annotated[str, typer.Option("--template", help="Prompt layout (the probe's template, so the model is probed as it was trained).")] = "west-zs",

@@ -47,7 +47,6 @@ from typing import Any
 
 from veridic.ablation.loss_truncation import GroundedLossTruncator, LossTruncator, sequence_losses, truncated_mean
 from veridic.ablation.templates import PromptTemplate, fit_to_window, get_template
-from veridic.nli.backend import cpu_supports_bf16
 from veridic.errors import ConfigError, DataFormatError, InputError
 
 __all__ = ["VARIANTS", "GroundedExample", "LTTrainConfig", "LTTrainResult", "load_grounded", "pomo_ablation_set", "pomo_grounded_examples", "train_grounded"]
@@ -316,10 +315,10 @@ def train_grounded(*, examples: Sequence[GroundedExample], out_dir: str | Path, 
     start token is recorded in ``veridic_model.json``), so ``veridic ablation
     run --model <out_dir>/model`` probes it directly.
     """
-    from veridic.lm.training import TimeBudgetCallback, last_checkpoint, require_transformers
+    from veridic.lm.training import TimeBudgetCallback, last_checkpoint, require_transformers, training_arguments
 
     torch, _ = require_transformers("Grounded fine-tuning with loss truncation")
-    from transformers import TrainingArguments, set_seed
+    from transformers import set_seed
 
     if not examples:
         raise InputError("No training examples.")
@@ -349,28 +348,11 @@ def train_grounded(*, examples: Sequence[GroundedExample], out_dir: str | Path, 
         truncator = GroundedLossTruncator(keep=config.keep, keep_grounded=config.keep_grounded, window=config.window, min_history=config.min_history)
         reference, _, _, _, _ = _load_start(config.model)
         reference.eval().requires_grad_(False)
-    bf16 = cpu_supports_bf16() if config.bf16 is None else config.bf16
-    args = TrainingArguments(
-        output_dir=str(out / "checkpoints"),
-        per_device_train_batch_size=config.batch_size,
-        learning_rate=config.learning_rate,
-        weight_decay=config.weight_decay,
-        max_steps=config.max_steps,
-        warmup_steps=min(config.warmup_steps, max(0, config.max_steps - 1)),
-        lr_scheduler_type="linear",
-        logging_steps=max(1, min(10, config.max_steps // 10)),
-        save_strategy="steps",
-        save_steps=config.save_steps,
-        save_total_limit=1,
-        save_only_model=False,
-        seed=config.seed,
-        data_seed=config.seed,
-        use_cpu=not torch.cuda.is_available(),
-        bf16=bf16,
-        report_to=[],
-        dataloader_num_workers=0,
-        remove_unused_columns=False,
-        disable_tqdm=not progress,
+    args = training_arguments(
+        out_dir=out, batch_size=config.batch_size, learning_rate=config.learning_rate, weight_decay=config.weight_decay,
+        max_steps=config.max_steps, warmup_steps=min(config.warmup_steps, max(0, config.max_steps - 1)),
+        save_steps=config.save_steps, save_total_limit=1, seed=config.seed, bf16=config.bf16, progress=progress,
+        logging_every=10, save_only_model=False,
     )
     budget = TimeBudgetCallback(max_minutes=config.max_minutes)
     trainer = _trainer_class()(model=model, args=args, train_dataset=_Rows(rows), data_collator=_collate(pad_id, grounded), callbacks=[budget],
@@ -397,7 +379,7 @@ def train_grounded(*, examples: Sequence[GroundedExample], out_dir: str | Path, 
         seconds=round(seconds, 1),
         stopped_by_budget=budget.stopped_by_budget,
         final_loss=float(losses[-1]) if losses else None,
-        config={**asdict(config), "bf16": bf16, "start_model": source, "train_examples": len(rows), "train_sha256_12": _examples_hash(examples),
+        config={**asdict(config), "bf16": args.bf16, "start_model": source, "train_examples": len(rows), "train_sha256_12": _examples_hash(examples),
                 "resumed_from": ck, "reference_for_gain": "frozen copy of the start model, grounding removed" if grounded else None},
     )
     info = {"name": f"{Path(str(config.model)).name}-{config.variant}", "start_token": start_tok, "fine_tune": res.to_dict()}

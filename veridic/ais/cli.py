@@ -108,7 +108,7 @@ def import_cmd(
 @app.command("export")
 def export_cmd(
     project: Annotated[str, typer.Option("--project")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output file (.jsonl or .csv).")],
+    out: Annotated[Path, typer.Option("--output", "-o", "--out", help="Output file (.jsonl or .csv).")],
     what: Annotated[str, typer.Option("--what", help="'judgments' or 'consensus'.")] = "judgments",
     db: DbOpt = None,
 ) -> None:

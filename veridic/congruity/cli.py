@@ -64,7 +64,7 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 def build(
     data: Annotated[str, typer.Option("--data", help="pomo:<split> (read from $VERIDIC_DATA or ../shared/data) or a generic JSONL file.")] = "pomo:test",
     task: Annotated[str, typer.Option("--task", help="claim (§2.2), description (§2.3) or references (§2.1, for generated descriptions).")] = "claim",
-    out: Annotated[Path, typer.Option("--out", help="Items JSONL to write (stats go to <out>.stats.json).")] = Path("congruity-items.jsonl"),
+    out: Annotated[Path, typer.Option("--output", "-o", "--out", help="Items JSONL to write (stats go to <out>.stats.json).")] = Path("congruity-items.jsonl"),
     sample: Annotated[int | None, typer.Option("--sample", help="Keep a seeded random sample of N items (built over the whole corpus first).")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Folder holding pomo/ (default: $VERIDIC_DATA or ../shared/data).")] = None,
@@ -118,7 +118,7 @@ def _build_lm(model: str, *, device: str, batch_size: int, threads: int | None) 
 @app.command("score")
 def score(
     items: Annotated[Path, typer.Option("--items", help="Items JSONL from `build`.")],
-    out: Annotated[Path, typer.Option("--out", help="Per-item scores JSONL to write.")],
+    out: Annotated[Path, typer.Option("--output", "-o", "--out", help="Per-item scores JSONL to write.")],
     model: Annotated[str, typer.Option("--model", help="'embedded' (SmolLM2-135M, zero-shot), a model folder from `congruity train` (fine-tuned multiple-choice encoder), 'dummy' (tests), a causal-LM folder, a .gguf file or a hub id.")] = "embedded",
     cache: Annotated[Path | None, typer.Option("--cache", help="SQLite LM cache (default: <out>.lmcache.sqlite).")] = None,
     normalization: Annotated[str, typer.Option("--normalization", help="per_byte (default) or sum.")] = "per_byte",
@@ -204,7 +204,7 @@ def score(
 @app.command("train")
 def train(
     items: Annotated[list[Path], typer.Option("--items", help="Training items JSONL from `build` (repeat for several files, e.g. claim and description).")],
-    out_dir: Annotated[Path, typer.Option("--out-dir", help="Run folder: checkpoints/ and the final model/ (score with `score --model <out-dir>/model`).")],
+    out_dir: Annotated[Path, typer.Option("--output", "-o", "--out-dir", help="Run folder: checkpoints/ and the final model/ (score with `score --model <out-dir>/model`).")],
     model: Annotated[str, typer.Option("--model", help="Encoder to fine-tune: minilm (the packaged all-MiniLM-L6-v2) or a save_pretrained() folder.")] = "minilm",
     max_minutes: Annotated[float, typer.Option("--max-minutes", help="Wall-clock budget for training; stops cleanly (with a checkpoint) when spent.")] = 25.0,
     epochs: Annotated[float, typer.Option("--epochs")] = 1.0,
@@ -267,7 +267,7 @@ def train(
 @app.command("combine")
 def combine(
     scores: Annotated[list[Path], typer.Option("--scores", help="Scores JSONL from `score` (repeat; each run scored the same items file).")],
-    out: Annotated[Path, typer.Option("--out", help="Combined scores JSONL to write (read it with `report`).")],
+    out: Annotated[Path, typer.Option("--output", "-o", "--out", help="Combined scores JSONL to write (read it with `report`).")],
     weights: Annotated[str | None, typer.Option("--weights", help="Comma-separated weight per --scores run (default: equal). Choose them on validation items, never on the test.")] = None,
 ) -> None:
     """Sum several scorers' option scores, each standardised within the item, with fixed weights."""
@@ -302,7 +302,7 @@ def combine(
 @app.command("report")
 def report(
     scores: Annotated[Path, typer.Option("--scores", help="Scores JSONL from `score`.")],
-    out_dir: Annotated[Path, typer.Option("--out-dir", help="Folder for report.json, report.md and the PNG charts.")],
+    out_dir: Annotated[Path, typer.Option("--output", "-o", "--out-dir", help="Folder for report.json, report.md and the PNG charts.")],
     familiarity: Annotated[str, typer.Option("--familiarity", help="claims, recurrence (PoMo proxies), summary (paper's heuristic) or column (the items' own 'familiar').")] = "claims",
     threshold: Annotated[float | None, typer.Option("--threshold", help="Count threshold (>=) for claims/recurrence (default: familiar = above the median).")] = None,
     n_permutations: Annotated[int, typer.Option("--n-permutations")] = 10000,

@@ -257,10 +257,10 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
     were chosen, :meth:`veridic.congruity.split.HeldOutSplit.describe`) is
     recorded with the config.
     """
-    from veridic.lm.training import TimeBudgetCallback, last_checkpoint, require_transformers
+    from veridic.lm.training import TimeBudgetCallback, last_checkpoint, require_transformers, training_arguments
 
     torch, _ = require_transformers("Fine-tuning the multiple-choice probe")
-    from transformers import AutoModelForMultipleChoice, AutoTokenizer, Trainer, TrainingArguments, set_seed
+    from transformers import AutoModelForMultipleChoice, AutoTokenizer, Trainer, set_seed
 
     classes = _classes(items)
     if config.threads:
@@ -284,30 +284,12 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
         held = _Features(eval_items, tok, max_length=config.max_length, classes=classes, truncation=config.truncation)
     steps_per_epoch = math.ceil(len(data) / config.batch_size)
     total = config.max_steps or max(1, math.ceil(steps_per_epoch * config.epochs))
-    bf16 = cpu_supports_bf16() if config.bf16 is None else config.bf16
-    args = TrainingArguments(
-        output_dir=str(out / "checkpoints"),
-        per_device_train_batch_size=config.batch_size,
-        learning_rate=config.learning_rate,
-        weight_decay=config.weight_decay,
-        max_steps=total,
-        warmup_steps=int(config.warmup_fraction * total),
-        lr_scheduler_type="linear",
-        logging_steps=max(1, min(20, total // 10)),
-        save_strategy="steps",
-        save_steps=config.save_steps,
-        save_total_limit=config.save_total_limit,
-        eval_strategy="steps" if held is not None else "no",
-        eval_steps=config.eval_steps or config.save_steps,
+    args = training_arguments(
+        out_dir=out, batch_size=config.batch_size, learning_rate=config.learning_rate, weight_decay=config.weight_decay,
+        max_steps=total, warmup_steps=int(config.warmup_fraction * total), save_steps=config.save_steps,
+        save_total_limit=config.save_total_limit, seed=config.seed, bf16=config.bf16, progress=progress, logging_every=20,
+        eval_strategy="steps" if held is not None else "no", eval_steps=config.eval_steps or config.save_steps,
         per_device_eval_batch_size=max(8, config.batch_size),
-        seed=config.seed,
-        data_seed=config.seed,
-        use_cpu=not torch.cuda.is_available(),
-        bf16=bf16,
-        report_to=[],
-        dataloader_num_workers=0,
-        remove_unused_columns=False,
-        disable_tqdm=not progress,
     )
     budget = TimeBudgetCallback(max_minutes=config.max_minutes)
     trainer = Trainer(model=model, args=args, train_dataset=data, eval_dataset=held, data_collator=_collate(tok), callbacks=[budget],
@@ -330,7 +312,7 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
         seconds=round(seconds, 1),
         stopped_by_budget=budget.stopped_by_budget,
         final_loss=float(losses[-1]) if losses else float(result.training_loss),
-        config={**asdict(config), "backbone": str(src), "classes": classes, "bf16": bf16, "train_items_sha256_12": _hash_items(items),
+        config={**asdict(config), "backbone": str(src), "classes": classes, "bf16": args.bf16, "train_items_sha256_12": _hash_items(items),
                 "tasks": sorted({it.task for it in items}), "resumed_from": ck, "planned_steps": total, "eval_items": len(held) if held is not None else 0,
                 "eval_split": dict(eval_split) if eval_split else None},
         curve=_curve(trainer.state.log_history),

@@ -203,7 +203,7 @@ if typer is not None:
         n_boot: int = typer.Option(1000, help="Bootstrap resamples for the 95 % intervals."),
         limit: Optional[int] = typer.Option(None, help="Only the first N passages (a quick look)."),
         phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Run the detector with phrase spans (as bench wice --phrase-spans): its false flags on correct passages."),
-        out: Optional[Path] = typer.Option(None, "--out", "-o"),
+        out: Optional[Path] = typer.Option(None, "--output", "-o", "--out"),
     ) -> None:
         """Per-type F1 with CIs, edit accuracy and false flags on the contrast suite, beside the mark-everything baseline."""
         from veridic.detect.benchmark import load_contrast_suite, run_suite_benchmark

@@ -23,7 +23,7 @@ from typing import Any
 
 from veridic.errors import ConfigError, MissingDependencyError
 
-__all__ = ["TimeBudgetCallback", "check_budget", "last_checkpoint", "require_transformers"]
+__all__ = ["TimeBudgetCallback", "check_budget", "last_checkpoint", "require_transformers", "training_arguments"]
 
 
 def check_budget(*, max_minutes: float, max_steps: int | None = None) -> None:
@@ -51,6 +51,47 @@ def last_checkpoint(folder: str | Path) -> str | None:
         return None
     cks = [c for c in p.glob("checkpoint-*") if c.is_dir() and c.name.split("-")[-1].isdigit()]
     return str(max(cks, key=lambda c: int(c.name.split("-")[-1]))) if cks else None
+
+
+def training_arguments(*, out_dir: str | Path, batch_size: int, learning_rate: float, weight_decay: float, max_steps: int,
+                       warmup_steps: int, save_steps: int, save_total_limit: int, seed: int, bf16: bool | None,
+                       progress: bool, logging_every: int, **extra: Any) -> Any:
+    """The ``transformers.TrainingArguments`` every veridic fine-tune shares.
+
+    Fixed here so the probes cannot drift apart: a linear schedule, step checkpoints under
+    ``out_dir/checkpoints``, the same seed for the model and the data order, CPU unless CUDA
+    is present, bf16 where the CPU has it natively (``bf16=None``), no reporting integrations,
+    no worker processes (deterministic on 2-core machines), and our own collated columns kept.
+    ``logging_every`` is the most steps between log lines (fewer on short runs); ``extra``
+    carries the run's own options (evaluation, ``save_only_model``).
+    """
+    torch, _ = require_transformers("Fine-tuning")
+    from transformers import TrainingArguments
+
+    from veridic.nli.backend import cpu_supports_bf16
+
+    return TrainingArguments(
+        output_dir=str(Path(out_dir) / "checkpoints"),
+        per_device_train_batch_size=batch_size,
+        learning_rate=learning_rate,
+        weight_decay=weight_decay,
+        max_steps=max_steps,
+        warmup_steps=warmup_steps,
+        lr_scheduler_type="linear",
+        logging_steps=max(1, min(logging_every, max_steps // 10)),
+        save_strategy="steps",
+        save_steps=save_steps,
+        save_total_limit=save_total_limit,
+        seed=seed,
+        data_seed=seed,
+        use_cpu=not torch.cuda.is_available(),
+        bf16=cpu_supports_bf16() if bf16 is None else bf16,
+        report_to=[],
+        dataloader_num_workers=0,
+        remove_unused_columns=False,
+        disable_tqdm=not progress,
+        **extra,
+    )
 
 
 try:  # only training code imports this module; the rest of veridic.lm stays torch-free
