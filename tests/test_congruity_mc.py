@@ -66,6 +66,13 @@ def test_train_learns_checkpoints_and_scores_deterministically(tmp_path):
     assert set(s1[0].scores) == {"accurate", "incongruous", "nonfactual", "both"}
     assert _accuracy(s1) >= 0.9 and before < 0.6  # it learned the signal a random head does not have
     assert [s.scores for s in MCScorer(res.model_dir, bf16=False).score(items)] == [s.scores for s in s1]
+    # every step checkpoint is a scorable model folder: selecting by held-out accuracy needs no hand copying
+    ck30, ck60 = (tmp_path / "run" / "checkpoints" / f"checkpoint-{n}" for n in (30, 60))
+    assert is_mc_model(ck30) and json.loads((ck30 / MC_MARKER).read_text())["steps"] == 30
+    assert json.loads((ck30 / MC_MARKER).read_text())["config"]["max_length"] == 32
+    at60 = MCScorer(ck60, bf16=False).score(items)
+    assert [v for s in at60 for v in s.scores.values()] == pytest.approx([v for s in s1 for v in s.scores.values()], abs=1e-6)
+    assert MCScorer(ck30, bf16=False).score(items)[0].scores != s1[0].scores  # step 30's own weights, not the final ones
     # same seed, same data -> the same weights
     res2 = train_multiple_choice(items=items, out_dir=tmp_path / "run2", config=cfg)
     again = MCScorer(res2.model_dir, bf16=False).score(items)

@@ -292,10 +292,14 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
         per_device_eval_batch_size=max(8, config.batch_size),
     )
     budget = TimeBudgetCallback(max_minutes=config.max_minutes)
-    trainer = Trainer(model=model, args=args, train_dataset=data, eval_dataset=held, data_collator=_collate(tok), callbacks=[budget],
+    ck = last_checkpoint(out / "checkpoints") if resume else None
+    run_config = {**asdict(config), "backbone": str(src), "classes": classes, "bf16": args.bf16, "train_items_sha256_12": _hash_items(items),
+                  "tasks": sorted({it.task for it in items}), "resumed_from": ck, "planned_steps": total, "eval_items": len(held) if held is not None else 0,
+                  "eval_split": dict(eval_split) if eval_split else None}
+    trainer = Trainer(model=model, args=args, train_dataset=data, eval_dataset=held, data_collator=_collate(tok),
+                      callbacks=[budget, _ScorableCheckpoints(tok, run_config, steps_per_epoch=steps_per_epoch, n_train=len(data))],
                       compute_metrics=_accuracy if held is not None else None)
     t0 = time.perf_counter()
-    ck = last_checkpoint(out / "checkpoints") if resume else None
     result = trainer.train(resume_from_checkpoint=ck)
     seconds = time.perf_counter() - t0
     if held is not None and not any(h.get("step") == trainer.state.global_step and "eval_accuracy" in h for h in trainer.state.log_history):
@@ -312,15 +316,47 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
         seconds=round(seconds, 1),
         stopped_by_budget=budget.stopped_by_budget,
         final_loss=float(losses[-1]) if losses else float(result.training_loss),
-        config={**asdict(config), "backbone": str(src), "classes": classes, "bf16": args.bf16, "train_items_sha256_12": _hash_items(items),
-                "tasks": sorted({it.task for it in items}), "resumed_from": ck, "planned_steps": total, "eval_items": len(held) if held is not None else 0,
-                "eval_split": dict(eval_split) if eval_split else None},
+        config=run_config,
         curve=_curve(trainer.state.log_history),
     )
     from veridic.io.atomic import atomic_write_text
 
     atomic_write_text(final / MC_MARKER, json.dumps(res.to_dict(), indent=2) + "\n")
     return res
+
+
+try:  # training only; scoring must not need the Trainer machinery
+    from transformers import TrainerCallback as _CallbackBase
+except ImportError:  # pragma: no cover - exercised only without the extra
+    _CallbackBase = object  # type: ignore[assignment,misc]
+
+
+class _ScorableCheckpoints(_CallbackBase):  # type: ignore[misc,valid-type]
+    """Make every step checkpoint a model folder ``veridic congruity score --model`` accepts.
+
+    Selecting a checkpoint by its held-out accuracy is the honest way to pick
+    a model, so a checkpoint must be scorable as it lies, without copying the
+    tokenizer and marker in by hand. The marker records the step and the
+    curve up to it.
+    """
+
+    def __init__(self, tokenizer: Any, run_config: dict[str, Any], *, steps_per_epoch: int, n_train: int):
+        self.tokenizer = tokenizer
+        self.run_config = run_config
+        self.steps_per_epoch = steps_per_epoch
+        self.n_train = n_train
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        from veridic.io.atomic import atomic_write_text
+
+        folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+        if folder.is_dir():
+            self.tokenizer.save_pretrained(str(folder))
+            info = {"model_dir": str(folder), "checkpoint": True, "steps": int(state.global_step),
+                    "epochs_done": round(state.global_step / self.steps_per_epoch, 3), "train_items": self.n_train,
+                    "config": self.run_config, "curve": _curve(state.log_history)}
+            atomic_write_text(folder / MC_MARKER, json.dumps(info, indent=2) + "\n")
+        return control
 
 
 def _freeze(model: Any, n: int) -> None:
