@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from veridic.bench.contrast import CONTRAST_SUITE, TARGET_GROUPS, load_suite_rules, oracle_threshold, rule_accuracy, wilson
@@ -43,6 +43,7 @@ def test_wilson_contains_the_proportion(k, n):
 
 @settings(deadline=None, max_examples=50)
 @given(st.lists(st.tuples(st.floats(-1, 1, allow_nan=False), st.booleans()), min_size=2, max_size=30))
+@example([(1.0, True), (0.9999999999999999, False)])  # adjacent floats: their midpoint rounds onto the larger one
 def test_oracle_threshold_is_at_least_as_good_as_any_score_cut(pairs):
     rows = [{"id": str(i), "label": int(y), "rule": "x"} for i, (_, y) in enumerate(pairs)]
     scores = {str(i): s for i, (s, _) in enumerate(pairs)}

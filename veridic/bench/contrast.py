@@ -98,7 +98,9 @@ def oracle_threshold(*, rows: Sequence[Mapping[str, Any]], scores: Mapping[str, 
     vals = sorted({float(scores[r["id"]]) for r in rows})
     if not vals:
         raise InputError("no scores to choose a threshold from")
-    cands = [vals[0] - 1.0] + [(a + b) / 2 for a, b in zip(vals, vals[1:])] + [vals[-1] + 1.0]
+    # "score > t" splits a from b for any a <= t < b; the midpoint reads best, but for adjacent floats it
+    # rounds onto b and splits nothing, so fall back to a itself.
+    cands = [vals[0] - 1.0] + [m if (m := (a + b) / 2) < b else a for a, b in zip(vals, vals[1:])] + [vals[-1] + 1.0]
     return max(cands, key=lambda t: (rule_accuracy(rows=rows, scores=scores, threshold=t)["_all"]["balanced_accuracy"], -abs(t)))
 
 
