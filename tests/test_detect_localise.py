@@ -76,6 +76,20 @@ def test_a_sentence_paraphrase_safety_let_through_gets_its_unsupported_phrase(nl
     assert [(s.type, s.text) for s in r.spans] == [("unverifiable", "and keyboard")]
     # An entailed sentence is never taken apart.
     assert _det(nlp, {"": ENTAIL}, phrase_spans=True).detect(passage=p, evidence=ev).spans == ()
+    # phrase_scope="flagged" searches only flagged sentences: no passage the default passes gets a span ...
+    flagged_only = _det(nlp, {"keyboard": NEUTRAL, "": ENTAIL}, phrase_spans=True, phrase_scope="flagged")
+    assert flagged_only.detect(passage=p, evidence=ev).spans == ()
+    # ... while a sentence the default flags is still narrowed to its phrase.
+    r = _det(nlp, {"16 May": NEUTRAL, "": ENTAIL}, phrase_spans=True, phrase_scope="flagged").detect(
+        passage="Brian Pendleton died on 16 May 2001.", evidence="Brian Pendleton was a guitarist. Brian Pendleton died in Kent.")
+    assert [s.text for s in r.spans] == ["on 16 May 2001"]
+
+
+def test_an_unknown_phrase_scope_is_a_clear_error(nlp):
+    from veridic.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="phrase_scope must be one of not-entailed, flagged; got 'all'"):
+        _det(nlp, {"": ENTAIL}, phrase_spans=True, phrase_scope="all")
 
 
 def test_other_sentences_and_structural_spans_are_left_alone(nlp):

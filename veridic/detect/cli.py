@@ -85,6 +85,13 @@ if typer is not None:
         sys.stderr.write(f"error: {exc}\n")
         raise typer.Exit(code=2)
 
+    def _phrase_scope(value: str) -> str:
+        from veridic.detect.detector import PHRASE_SCOPES
+
+        if value not in PHRASE_SCOPES:
+            raise VeridicError(f"--phrase-scope must be one of {', '.join(PHRASE_SCOPES)}; got {value!r}.")
+        return value
+
     @app.callback()
     @O.with_scorer_flags
     def detect_cmd(
@@ -203,6 +210,7 @@ if typer is not None:
         n_boot: int = typer.Option(1000, help="Bootstrap resamples for the 95 % intervals."),
         limit: Optional[int] = typer.Option(None, help="Only the first N passages (a quick look)."),
         phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Run the detector with phrase spans (as bench wice --phrase-spans): its false flags on correct passages."),
+        phrase_scope: str = typer.Option("not-entailed", help="With --phrase-spans: search every sentence the NLI does not entail (not-entailed) or only flagged ones (flagged)."),
         out: Optional[Path] = typer.Option(None, "--output", "-o", "--out"),
     ) -> None:
         """Per-type F1 with CIs, edit accuracy and false flags on the contrast suite, beside the mark-everything baseline."""
@@ -211,6 +219,7 @@ if typer is not None:
         try:
             det = build_detector(config="e-c" if scorer == "nli" else scorer, model=model)
             det.phrase_spans = phrase_spans
+            det.phrase_scope = _phrase_scope(phrase_scope)
             ex = load_contrast_suite(data)[: limit if limit else None]
             rep = run_suite_benchmark(detector=det, examples=ex, n_boot=n_boot, progress=True)
             rep["data"] = {"path": str(data) if data else "veridic/detect/data/contrast_suite.jsonl", "limit": limit}
@@ -225,6 +234,7 @@ if typer is not None:
         data: Path = typer.Option(Path("../shared/data/spans/wice_non_supported_tokens"), help="Folder of WiCE span files."),
         model: Optional[str] = typer.Option(None, "--model", "-m"),
         phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Mark phrases, not whole sentences: in a sentence the NLI does not entail, the phrases whose deletion leaves an entailed remainder (one more NLI call per phrase); else the uncovered phrases of a flagged sentence."),
+        phrase_scope: str = typer.Option("not-entailed", help="With --phrase-spans: search every sentence the NLI does not entail (not-entailed) or only flagged ones (flagged)."),
         coverage_sentences: int = typer.Option(5, help="With --phrase-spans, the fallback: evidence sentences (best aligned) a word must be found in."),
         out: Optional[Path] = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
     ) -> None:
@@ -236,6 +246,7 @@ if typer is not None:
                 raise VeridicError(f"--coverage-sentences must be >= 1; got {coverage_sentences}.")
             det = build_detector(model=model)
             det.phrase_spans, det.coverage_sentences = phrase_spans, coverage_sentences
+            det.phrase_scope = _phrase_scope(phrase_scope)
             rep = wice_span_f1(detector=det, rows=load_wice_spans(data / f"{split}.jsonl"), progress=True)
             rep["data"] = {"path": str(data / f"{split}.jsonl")}
         except VeridicError as exc:

@@ -70,7 +70,11 @@ from veridic.detect.tags import _check_plain, to_tagged
 from veridic.errors import ConfigError, InputError
 from veridic.types import SentenceVerdict, Span, Verdict
 
-__all__ = ["HallucinationDetector", "Retriever"]
+__all__ = ["PHRASE_SCOPES", "HallucinationDetector", "Retriever"]
+
+# Which sentences phrase spans search: every sentence the NLI does not entail, including those paraphrase
+# safety let through (more recall on WiCE), or only the ones the sentence-level checks flag (no new false flags).
+PHRASE_SCOPES = ("not-entailed", "flagged")
 
 
 class Retriever(Protocol):
@@ -114,7 +118,9 @@ class HallucinationDetector:
     span the NLI decided becomes the phrases whose words the
     ``coverage_sentences`` best-aligned evidence sentences lack (for
     span-annotated benchmarks such as WiCE; off by default, since the suite and
-    the editing path are sentence-typed).
+    the editing path are sentence-typed). ``phrase_scope="flagged"`` searches
+    only the sentences the sentence-level checks flag, so phrase spans never
+    flag a passage the default would pass.
     """
 
     def __init__(
@@ -134,6 +140,7 @@ class HallucinationDetector:
         max_passage_chars: int = 20_000,
         frame_sentences: int = 8,
         phrase_spans: bool = False,
+        phrase_scope: str = "not-entailed",
         coverage_sentences: int = 5,
         k: int = 5,
     ):
@@ -169,6 +176,9 @@ class HallucinationDetector:
         self.max_passage_chars = max_passage_chars
         self.frame_sentences = frame_sentences
         self.phrase_spans = phrase_spans
+        if phrase_scope not in PHRASE_SCOPES:
+            raise ConfigError(f"phrase_scope must be one of {', '.join(PHRASE_SCOPES)}; got {phrase_scope!r}.")
+        self.phrase_scope = phrase_scope
         if coverage_sentences < 1:
             raise ConfigError(f"coverage_sentences must be >= 1; got {coverage_sentences}.")
         self.coverage_sentences = coverage_sentences
@@ -191,6 +201,7 @@ class HallucinationDetector:
             "frame_sentences": self.frame_sentences,
             "phrase_spans": self.phrase_spans,
             "phrase_localisation": "nli-deletion, then uncovered words" if self.phrase_spans else None,
+            "phrase_scope": self.phrase_scope if self.phrase_spans else None,
             "coverage_sentences": self.coverage_sentences,
             "retriever": None if self.retriever is None else type(self.retriever).__name__,
             "k": self.k,
@@ -430,7 +441,8 @@ class HallucinationDetector:
                 continue
             for j, (sv, ss) in enumerate(zip(verdicts[i].sentences, spans)):
                 whole = ss[0] if len(ss) == 1 and _whole_nli(ss[0], sv) else None
-                if not (whole is not None or (not ss and not entailed(sv.e, sv.n, sv.c))):
+                let_through = self.phrase_scope == "not-entailed" and not ss and not entailed(sv.e, sv.n, sv.c)
+                if not (whole is not None or let_through):
                     continue
                 sent = pdocs[i].char_span(sv.span.start, sv.span.end, alignment_mode="expand")
                 if sent is None:
