@@ -90,6 +90,10 @@ def test_an_unknown_phrase_scope_is_a_clear_error(nlp):
 
     with pytest.raises(ConfigError, match="phrase_scope must be one of not-entailed, flagged; got 'all'"):
         _det(nlp, {"": ENTAIL}, phrase_spans=True, phrase_scope="all")
+    det = _det(nlp, {"": ENTAIL}, phrase_spans=True)
+    with pytest.raises(ConfigError, match="got 'everything'"):  # the bench commands set it after construction
+        det.phrase_scope = "everything"
+    assert det.phrase_scope == "not-entailed"
 
 
 def test_other_sentences_and_structural_spans_are_left_alone(nlp):

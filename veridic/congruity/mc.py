@@ -243,7 +243,7 @@ def _hash_items(items: Sequence[MCItem]) -> str:
     return h.hexdigest()[:12]
 
 
-def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, config: MCTrainConfig = MCTrainConfig(), resume: bool = True, progress: bool = False,
+def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, config: MCTrainConfig | None = None, resume: bool = True, progress: bool = False,
                           eval_items: Sequence[MCItem] | None = None, eval_split: dict[str, Any] | None = None) -> MCTrainResult:
     """Fine-tune a multiple-choice head (and the encoder) on ``items``; write the model to ``out_dir/model``.
 
@@ -259,6 +259,7 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
     """
     from veridic.lm.training import TimeBudgetCallback, last_checkpoint, require_transformers, training_arguments
 
+    config = config if config is not None else MCTrainConfig()  # not a default argument: that would import transformers with this module
     torch, _ = require_transformers("Fine-tuning the multiple-choice probe")
     from transformers import AutoModelForMultipleChoice, AutoTokenizer, Trainer, set_seed
 
@@ -297,7 +298,7 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
                   "tasks": sorted({it.task for it in items}), "resumed_from": ck, "planned_steps": total, "eval_items": len(held) if held is not None else 0,
                   "eval_split": dict(eval_split) if eval_split else None}
     trainer = Trainer(model=model, args=args, train_dataset=data, eval_dataset=held, data_collator=_collate(tok),
-                      callbacks=[budget, _ScorableCheckpoints(tok, run_config, steps_per_epoch=steps_per_epoch, n_train=len(data))],
+                      callbacks=[budget, _scorable_checkpoints(tok, run_config, steps_per_epoch=steps_per_epoch, n_train=len(data))],
                       compute_metrics=_accuracy if held is not None else None)
     t0 = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=ck)
@@ -325,38 +326,30 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
     return res
 
 
-try:  # training only; scoring must not need the Trainer machinery
-    from transformers import TrainerCallback as _CallbackBase
-except ImportError:  # pragma: no cover - exercised only without the extra
-    _CallbackBase = object  # type: ignore[assignment,misc]
-
-
-class _ScorableCheckpoints(_CallbackBase):  # type: ignore[misc,valid-type]
-    """Make every step checkpoint a model folder ``veridic congruity score --model`` accepts.
+def _scorable_checkpoints(tokenizer: Any, run_config: dict[str, Any], *, steps_per_epoch: int, n_train: int) -> Any:
+    """A Trainer callback that makes every step checkpoint a model folder ``veridic congruity score --model`` accepts.
 
     Selecting a checkpoint by its held-out accuracy is the honest way to pick
     a model, so a checkpoint must be scorable as it lies, without copying the
     tokenizer and marker in by hand. The marker records the step and the
-    curve up to it.
+    curve up to it. Built on call so that importing this module (scoring,
+    ``is_mc_model``) does not import transformers.
     """
+    from veridic.io.atomic import atomic_write_text
+    from veridic.lm.training import TrainerCallbackBase
 
-    def __init__(self, tokenizer: Any, run_config: dict[str, Any], *, steps_per_epoch: int, n_train: int):
-        self.tokenizer = tokenizer
-        self.run_config = run_config
-        self.steps_per_epoch = steps_per_epoch
-        self.n_train = n_train
+    class ScorableCheckpoints(TrainerCallbackBase):  # type: ignore[misc,valid-type]
+        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            if folder.is_dir():
+                tokenizer.save_pretrained(str(folder))
+                info = {"model_dir": str(folder), "checkpoint": True, "steps": int(state.global_step),
+                        "epochs_done": round(state.global_step / steps_per_epoch, 3), "train_items": n_train,
+                        "config": run_config, "curve": _curve(state.log_history)}
+                atomic_write_text(folder / MC_MARKER, json.dumps(info, indent=2) + "\n")
+            return control
 
-    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-        from veridic.io.atomic import atomic_write_text
-
-        folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-        if folder.is_dir():
-            self.tokenizer.save_pretrained(str(folder))
-            info = {"model_dir": str(folder), "checkpoint": True, "steps": int(state.global_step),
-                    "epochs_done": round(state.global_step / self.steps_per_epoch, 3), "train_items": self.n_train,
-                    "config": self.run_config, "curve": _curve(state.log_history)}
-            atomic_write_text(folder / MC_MARKER, json.dumps(info, indent=2) + "\n")
-        return control
+    return ScorableCheckpoints()
 
 
 def _freeze(model: Any, n: int) -> None:

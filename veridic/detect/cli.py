@@ -85,13 +85,6 @@ if typer is not None:
         sys.stderr.write(f"error: {exc}\n")
         raise typer.Exit(code=2)
 
-    def _phrase_scope(value: str) -> str:
-        from veridic.detect.detector import PHRASE_SCOPES
-
-        if value not in PHRASE_SCOPES:
-            raise VeridicError(f"--phrase-scope must be one of {', '.join(PHRASE_SCOPES)}; got {value!r}.")
-        return value
-
     @app.callback()
     @O.with_scorer_flags
     def detect_cmd(
@@ -219,7 +212,7 @@ if typer is not None:
         try:
             det = build_detector(config="e-c" if scorer == "nli" else scorer, model=model)
             det.phrase_spans = phrase_spans
-            det.phrase_scope = _phrase_scope(phrase_scope)
+            det.phrase_scope = phrase_scope
             ex = load_contrast_suite(data)[: limit if limit else None]
             rep = run_suite_benchmark(detector=det, examples=ex, n_boot=n_boot, progress=True)
             rep["data"] = {"path": str(data) if data else "veridic/detect/data/contrast_suite.jsonl", "limit": limit}
@@ -246,7 +239,7 @@ if typer is not None:
                 raise VeridicError(f"--coverage-sentences must be >= 1; got {coverage_sentences}.")
             det = build_detector(model=model)
             det.phrase_spans, det.coverage_sentences = phrase_spans, coverage_sentences
-            det.phrase_scope = _phrase_scope(phrase_scope)
+            det.phrase_scope = phrase_scope
             rep = wice_span_f1(detector=det, rows=load_wice_spans(data / f"{split}.jsonl"), progress=True)
             rep["data"] = {"path": str(data / f"{split}.jsonl")}
         except VeridicError as exc:

@@ -176,13 +176,22 @@ class HallucinationDetector:
         self.max_passage_chars = max_passage_chars
         self.frame_sentences = frame_sentences
         self.phrase_spans = phrase_spans
-        if phrase_scope not in PHRASE_SCOPES:
-            raise ConfigError(f"phrase_scope must be one of {', '.join(PHRASE_SCOPES)}; got {phrase_scope!r}.")
         self.phrase_scope = phrase_scope
         if coverage_sentences < 1:
             raise ConfigError(f"coverage_sentences must be >= 1; got {coverage_sentences}.")
         self.coverage_sentences = coverage_sentences
         self.k = k
+
+    @property
+    def phrase_scope(self) -> str:
+        return self._phrase_scope
+
+    @phrase_scope.setter
+    def phrase_scope(self, value: str) -> None:
+        # Checked on every assignment: the bench commands set it on a detector built elsewhere.
+        if value not in PHRASE_SCOPES:
+            raise ConfigError(f"phrase_scope must be one of {', '.join(PHRASE_SCOPES)}; got {value!r}.")
+        self._phrase_scope = value
 
     def describe(self) -> dict[str, Any]:
         return {

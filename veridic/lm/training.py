@@ -23,7 +23,7 @@ from typing import Any
 
 from veridic.errors import ConfigError, MissingDependencyError
 
-__all__ = ["TimeBudgetCallback", "check_budget", "last_checkpoint", "require_transformers", "training_arguments"]
+__all__ = ["TimeBudgetCallback", "TrainerCallbackBase", "check_budget", "last_checkpoint", "require_transformers", "training_arguments"]
 
 
 def check_budget(*, max_minutes: float, max_steps: int | None = None) -> None:
@@ -95,12 +95,12 @@ def training_arguments(*, out_dir: str | Path, batch_size: int, learning_rate: f
 
 
 try:  # only training code imports this module; the rest of veridic.lm stays torch-free
-    from transformers import TrainerCallback as _CallbackBase
+    from transformers import TrainerCallback as TrainerCallbackBase
 except ImportError:  # pragma: no cover - exercised only without the extra
-    _CallbackBase = object  # type: ignore[assignment,misc]
+    TrainerCallbackBase = object  # type: ignore[assignment,misc]
 
 
-class TimeBudgetCallback(_CallbackBase):  # type: ignore[misc,valid-type]
+class TimeBudgetCallback(TrainerCallbackBase):  # type: ignore[misc,valid-type]
     """Stop a ``transformers.Trainer`` when ``max_minutes`` of wall time are spent.
 
     The clock starts at the first step (loading and tokenising are not
@@ -112,7 +112,7 @@ class TimeBudgetCallback(_CallbackBase):  # type: ignore[misc,valid-type]
     """
 
     def __init__(self, *, max_minutes: float):
-        if _CallbackBase is object:
+        if TrainerCallbackBase is object:
             raise MissingDependencyError("transformers", extra="torch", purpose="Fine-tuning")
         check_budget(max_minutes=max_minutes)
         self.budget_s = float(max_minutes) * 60.0
