@@ -120,7 +120,10 @@ class HallucinationDetector:
     span-annotated benchmarks such as WiCE; off by default, since the suite and
     the editing path are sentence-typed). ``phrase_scope="flagged"`` searches
     only the sentences the sentence-level checks flag, so phrase spans never
-    flag a passage the default would pass.
+    flag a passage the default would pass. With ``"not-entailed"``, a sentence
+    no check flagged is searched only when its entailment probability is at
+    most ``phrase_max_e``, and its phrases are marked only when deleting them
+    raises entailment by at least ``phrase_min_gain``.
     """
 
     def __init__(
@@ -141,6 +144,8 @@ class HallucinationDetector:
         frame_sentences: int = 8,
         phrase_spans: bool = False,
         phrase_scope: str = "not-entailed",
+        phrase_max_e: float = 1.0,
+        phrase_min_gain: float = 0.0,
         coverage_sentences: int = 5,
         k: int = 5,
     ):
@@ -155,7 +160,8 @@ class HallucinationDetector:
         for name, v in (("contradiction_threshold", contradiction_threshold), ("min_alignment", min_alignment),
                         ("numeric_override", numeric_override), ("relation_min_overlap", relation_min_overlap),
                         ("polarity_override", polarity_override), ("strong_support", strong_support),
-                        ("paraphrase_coverage", paraphrase_coverage)):
+                        ("paraphrase_coverage", paraphrase_coverage), ("phrase_max_e", phrase_max_e),
+                        ("phrase_min_gain", phrase_min_gain)):
             if not 0.0 <= v <= 1.0:
                 raise ConfigError(f"{name} must lie in [0, 1]; got {v}.")
         if k < 1:
@@ -177,6 +183,8 @@ class HallucinationDetector:
         self.frame_sentences = frame_sentences
         self.phrase_spans = phrase_spans
         self.phrase_scope = phrase_scope
+        self.phrase_max_e = phrase_max_e
+        self.phrase_min_gain = phrase_min_gain
         if coverage_sentences < 1:
             raise ConfigError(f"coverage_sentences must be >= 1; got {coverage_sentences}.")
         self.coverage_sentences = coverage_sentences
@@ -211,6 +219,8 @@ class HallucinationDetector:
             "phrase_spans": self.phrase_spans,
             "phrase_localisation": "nli-deletion, then uncovered words" if self.phrase_spans else None,
             "phrase_scope": self.phrase_scope if self.phrase_spans else None,
+            "phrase_max_e": self.phrase_max_e if self.phrase_spans else None,
+            "phrase_min_gain": self.phrase_min_gain if self.phrase_spans else None,
             "coverage_sentences": self.coverage_sentences,
             "retriever": None if self.retriever is None else type(self.retriever).__name__,
             "k": self.k,
@@ -450,7 +460,8 @@ class HallucinationDetector:
                 continue
             for j, (sv, ss) in enumerate(zip(verdicts[i].sentences, spans)):
                 whole = ss[0] if len(ss) == 1 and _whole_nli(ss[0], sv) else None
-                let_through = self.phrase_scope == "not-entailed" and not ss and not entailed(sv.e, sv.n, sv.c)
+                let_through = (self.phrase_scope == "not-entailed" and not ss and not entailed(sv.e, sv.n, sv.c)
+                               and sv.e <= self.phrase_max_e)
                 if not (whole is not None or let_through):
                     continue
                 sent = pdocs[i].char_span(sv.span.start, sv.span.end, alignment_mode="expand")
@@ -471,6 +482,10 @@ class HallucinationDetector:
                 v = next(rest)
                 dels.append(Deletion(start=doc[a:b].start_char, end=doc[a:b].end_char, e=v.e, n=v.n, c=v.c))
             chosen = choose(dels, e=sv.e)
+            if whole is None:
+                # A sentence no check flagged is marked only on a clear gain: a faithful paraphrase the NLI
+                # doubts often has one phrase whose deletion tips it just over entailed.
+                chosen = [d for d in chosen if d.e - sv.e >= self.phrase_min_gain]
             p = passages[i]
             if chosen:
                 typ = whole.type if whole is not None else "unverifiable"
