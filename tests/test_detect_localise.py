@@ -85,6 +85,32 @@ def test_a_sentence_paraphrase_safety_let_through_gets_its_unsupported_phrase(nl
     assert [s.text for s in r.spans] == ["on 16 May 2001"]
 
 
+def test_phrase_max_e_and_min_gain_limit_only_sentences_no_check_flagged(nlp):
+    from veridic.errors import ConfigError
+
+    ev = "Harriet Coleman joined the band in 2010. She played the violin and the keyboard for years."
+    p = "In 2010 Harriet Coleman joined the band on violin and keyboard."
+    script = {"keyboard": NEUTRAL, "": ENTAIL}  # the let-through sentence has e = 0.1; deleting "and keyboard" gives 0.9
+
+    def spans(**kw):
+        return [s.text for s in _det(nlp, script, phrase_spans=True, **kw).detect(passage=p, evidence=ev).spans]
+
+    assert spans(phrase_max_e=0.1) == ["and keyboard"]  # e at the bar: searched
+    assert spans(phrase_max_e=0.05) == []               # the NLI only mildly doubts it: left alone
+    assert spans(phrase_min_gain=0.75) == ["and keyboard"]
+    assert spans(phrase_min_gain=0.85) == []            # a gain of 0.8 is not enough
+    # A sentence the checks flag is narrowed whatever the two settings say.
+    r = _det(nlp, {"16 May": NEUTRAL, "": ENTAIL}, phrase_spans=True, phrase_max_e=0.0, phrase_min_gain=1.0).detect(
+        passage="Brian Pendleton died on 16 May 2001.", evidence="Brian Pendleton was a guitarist. Brian Pendleton died in Kent.")
+    assert [s.text for s in r.spans] == ["on 16 May 2001"]
+    with pytest.raises(ConfigError, match=r"phrase_min_gain must lie in \[0, 1\]; got 1.5"):
+        _det(nlp, script, phrase_spans=True, phrase_min_gain=1.5)
+    det = _det(nlp, script, phrase_spans=True)
+    with pytest.raises(ConfigError, match=r"phrase_max_e must lie in \[0, 1\]; got -0.1"):  # set after construction, as bench does
+        det.phrase_max_e = -0.1
+    assert (det.phrase_max_e, det.phrase_min_gain) == (0.25, 0.3)  # the defaults tuned in issue 17, session 10
+
+
 def test_an_unknown_phrase_scope_is_a_clear_error(nlp):
     from veridic.errors import ConfigError
 

@@ -204,6 +204,8 @@ if typer is not None:
         limit: Optional[int] = typer.Option(None, help="Only the first N passages (a quick look)."),
         phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Run the detector with phrase spans (as bench wice --phrase-spans): its false flags on correct passages."),
         phrase_scope: str = typer.Option("not-entailed", help="With --phrase-spans: search every sentence the NLI does not entail (not-entailed) or only flagged ones (flagged)."),
+        phrase_max_e: float = typer.Option(0.25, help="With --phrase-spans: search a sentence no check flagged only when its entailment probability is at most this (1.0: always)."),
+        phrase_min_gain: float = typer.Option(0.3, help="With --phrase-spans: in a sentence no check flagged, mark a phrase only when deleting it raises entailment by at least this."),
         out: Optional[Path] = typer.Option(None, "--output", "-o", "--out"),
     ) -> None:
         """Per-type F1 with CIs, edit accuracy and false flags on the contrast suite, beside the mark-everything baseline."""
@@ -213,6 +215,7 @@ if typer is not None:
             det = build_detector(config="e-c" if scorer == "nli" else scorer, model=model)
             det.phrase_spans = phrase_spans
             det.phrase_scope = phrase_scope
+            det.phrase_max_e, det.phrase_min_gain = phrase_max_e, phrase_min_gain
             ex = load_contrast_suite(data)[: limit if limit else None]
             rep = run_suite_benchmark(detector=det, examples=ex, n_boot=n_boot, progress=True)
             rep["data"] = {"path": str(data) if data else "veridic/detect/data/contrast_suite.jsonl", "limit": limit}
@@ -228,6 +231,8 @@ if typer is not None:
         model: Optional[str] = typer.Option(None, "--model", "-m"),
         phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Mark phrases, not whole sentences: in a sentence the NLI does not entail, the phrases whose deletion leaves an entailed remainder (one more NLI call per phrase); else the uncovered phrases of a flagged sentence."),
         phrase_scope: str = typer.Option("not-entailed", help="With --phrase-spans: search every sentence the NLI does not entail (not-entailed) or only flagged ones (flagged)."),
+        phrase_max_e: float = typer.Option(0.25, help="With --phrase-spans: search a sentence no check flagged only when its entailment probability is at most this (1.0: always)."),
+        phrase_min_gain: float = typer.Option(0.3, help="With --phrase-spans: in a sentence no check flagged, mark a phrase only when deleting it raises entailment by at least this."),
         coverage_sentences: int = typer.Option(5, help="With --phrase-spans, the fallback: evidence sentences (best aligned) a word must be found in."),
         out: Optional[Path] = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
     ) -> None:
@@ -240,6 +245,7 @@ if typer is not None:
             det = build_detector(model=model)
             det.phrase_spans, det.coverage_sentences = phrase_spans, coverage_sentences
             det.phrase_scope = phrase_scope
+            det.phrase_max_e, det.phrase_min_gain = phrase_max_e, phrase_min_gain
             rep = wice_span_f1(detector=det, rows=load_wice_spans(data / f"{split}.jsonl"), progress=True)
             rep["data"] = {"path": str(data / f"{split}.jsonl")}
         except VeridicError as exc:
