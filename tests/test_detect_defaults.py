@@ -57,3 +57,17 @@ def test_detect_cli_defaults_to_the_auto_backend(tiny_int8_dir, nlp):
     r = CliRunner().invoke(app, [*args, "--backend", "torch"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["detector"]["scorer"]["backend"]["backend"] == "torch"
+
+
+def test_detect_cli_phrase_spans_reach_the_detector(tiny_int8_dir, nlp):
+    from typer.testing import CliRunner
+
+    from veridic.cli import app
+
+    args = ["detect", "--model", str(tiny_int8_dir), "--evidence", "A cat sat on the mat in Paris.", "--passage", "A cat sat in Spain.", "--json"]
+    plain = json.loads(CliRunner().invoke(app, args).output)["detector"]
+    r = CliRunner().invoke(app, [*args, "--phrase-spans"])
+    assert r.exit_code == 0, r.output
+    det = json.loads(r.output)["detector"]
+    assert (plain["phrase_spans"], det["phrase_spans"]) == (False, True)
+    assert (det["phrase_max_e"], det["phrase_min_gain"]) == (0.25, 0.3)

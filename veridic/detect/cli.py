@@ -97,6 +97,7 @@ if typer is not None:
         query: Optional[str] = typer.Option(None, "--query", help="Retrieval query (default: the passage)."),
         k: int = typer.Option(5, help="Passages to retrieve (plus the entity-matched document)."),
         rerank: bool = typer.Option(False, "--rerank", help="Rerank retrieved passages with the NLI model."),
+        phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Mark the unsupported phrases of a sentence, not the whole sentence (one more NLI call per phrase; see bench wice)."),
         model: O.Model = None,
         backend: O.Backend = "auto",
         device: O.Device = "cpu",
@@ -131,6 +132,7 @@ if typer is not None:
             ev = None if evidence is None and evidence_file is None else O.read_text_arg(evidence or "", flag="--evidence", file=evidence_file)
             det = build_detector(config=cfg, model=model, backend=backend, device=device, dtype=dtype,
                                  index=index if ev is None else None, k=k, rerank=rerank)
+            det.phrase_spans = phrase_spans
             res = det.detect(passage=text, evidence=ev, query=query)
         except VeridicError as exc:
             _fail(exc)
