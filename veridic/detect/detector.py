@@ -77,11 +77,20 @@ __all__ = ["PHRASE_SCOPES", "HallucinationDetector", "Retriever"]
 PHRASE_SCOPES = ("not-entailed", "flagged")
 
 
-def _unit_interval(name: str, value: float) -> float:
-    # Checked on every assignment: the bench commands set these on a detector built elsewhere.
-    if not 0.0 <= value <= 1.0:
-        raise ConfigError(f"{name} must lie in [0, 1]; got {value}.")
-    return float(value)
+class _UnitInterval:
+    """A detector setting in [0, 1], checked on every assignment: the bench commands set it on a detector
+    built elsewhere."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name, self.slot = name, "_" + name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self if obj is None else getattr(obj, self.slot)
+
+    def __set__(self, obj: Any, value: float) -> None:
+        if not 0.0 <= value <= 1.0:
+            raise ConfigError(f"{self.name} must lie in [0, 1]; got {value}.")
+        setattr(obj, self.slot, float(value))
 
 
 class Retriever(Protocol):
@@ -134,6 +143,9 @@ class HallucinationDetector:
     WiCE dev and the suite's correct passages, docs/benchmarks.md, issue 17
     session 10; 1.0 and 0.0 search every such sentence, as before).
     """
+
+    phrase_max_e = _UnitInterval()
+    phrase_min_gain = _UnitInterval()
 
     def __init__(
         self,
@@ -197,22 +209,6 @@ class HallucinationDetector:
             raise ConfigError(f"coverage_sentences must be >= 1; got {coverage_sentences}.")
         self.coverage_sentences = coverage_sentences
         self.k = k
-
-    @property
-    def phrase_max_e(self) -> float:
-        return self._phrase_max_e
-
-    @phrase_max_e.setter
-    def phrase_max_e(self, value: float) -> None:
-        self._phrase_max_e = _unit_interval("phrase_max_e", value)
-
-    @property
-    def phrase_min_gain(self) -> float:
-        return self._phrase_min_gain
-
-    @phrase_min_gain.setter
-    def phrase_min_gain(self, value: float) -> None:
-        self._phrase_min_gain = _unit_interval("phrase_min_gain", value)
 
     @property
     def phrase_scope(self) -> str:
