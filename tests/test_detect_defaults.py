@@ -71,3 +71,18 @@ def test_detect_cli_phrase_spans_reach_the_detector(tiny_int8_dir, nlp):
     det = json.loads(r.output)["detector"]
     assert (plain["phrase_spans"], det["phrase_spans"]) == (False, True)
     assert (det["phrase_max_e"], det["phrase_min_gain"]) == (0.25, 0.3)
+
+
+def test_bench_phrase_flags_keep_the_detectors_defaults_and_are_checked(tiny_int8_dir, nlp):
+    from typer.testing import CliRunner
+
+    from veridic.cli import app
+
+    args = ["detect", "bench", "suite", "--model", str(tiny_int8_dir), "--limit", "1", "--n-boot", "10", "--phrase-spans"]
+    r = CliRunner().invoke(app, [*args, "--phrase-max-e", "1.0"])
+    assert r.exit_code == 0, r.output
+    det = json.loads(r.output[r.output.index("{"):])["detector"]
+    assert (det["phrase_max_e"], det["phrase_min_gain"]) == (1.0, 0.3)  # the unset one stays the detector's
+    r = CliRunner().invoke(app, [*args, "--phrase-min-gain", "1.5"])
+    assert r.exit_code == 2
+    assert "phrase_min_gain must lie in [0, 1]; got 1.5" in r.output

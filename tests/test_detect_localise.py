@@ -108,6 +108,10 @@ def test_phrase_max_e_and_min_gain_limit_only_sentences_no_check_flagged(nlp):
     det = _det(nlp, script, phrase_spans=True)
     with pytest.raises(ConfigError, match=r"phrase_max_e must lie in \[0, 1\]; got -0.1"):  # set after construction, as bench does
         det.phrase_max_e = -0.1
+    with pytest.raises(ConfigError, match=r"strong_support must lie in \[0, 1\]; got 1.2"):  # every probability-scale setting
+        det.strong_support = 1.2
+    with pytest.raises(ConfigError, match=r"contradiction_threshold must lie in \[0, 1\]; got nan"):
+        _det(nlp, script, contradiction_threshold=float("nan"))
     assert (det.phrase_max_e, det.phrase_min_gain) == (0.25, 0.3)  # the defaults tuned in issue 17, session 10
 
 

