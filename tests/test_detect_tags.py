@@ -112,6 +112,29 @@ def test_deleting_sentences_leaves_clean_whitespace():
     assert apply_edits(passage=p, spans=spans) == "A is true. C is true."
 
 
+def test_an_edit_range_removes_the_phrase_or_sentence_holding_the_marked_words_once():
+    p = "Ek founded Spotify. Its servers were hosted by Uppsala Data. It grew fast in Sweden."
+    sent = (p.index("Its"), p.index(" It grew"))
+    marks = [HallucinationSpan(start=a, end=a + len(w), text=w, type="invented", confidence=0.5, evidence=None,
+                               suggestion=None, edit_range=sent)
+             for w in ("Its servers", "hosted", "Uppsala Data") for a in [p.index(w)]]
+    # Deleting the marks alone would leave "were by."; the sentence goes once, however many marks it holds.
+    assert apply_edits(passage=p, spans=marks) == "Ek founded Spotify. It grew fast in Sweden."
+    # A replacement inside a removed range goes with it; one outside stays.
+    fix = _span(p, p.index("Sweden"), p.index("Sweden") + 6, "entity", "Norway")
+    inside = _span(p, p.index("Uppsala"), p.index("Uppsala") + 7, "entity", "Stockholm")
+    assert apply_edits(passage=p, spans=marks[:2] + [inside, fix]) == "Ek founded Spotify. It grew fast in Norway."
+    # A replacing edit ignores its edit_range: only deletions widen.
+    rep = HallucinationSpan(start=0, end=2, text="Ek", type="entity", confidence=None, evidence=None, suggestion="Lorentzon",
+                            edit_range=(0, len("Ek founded Spotify.")))
+    assert apply_edits(passage=p, spans=[rep]).startswith("Lorentzon founded Spotify.")
+    with pytest.raises(InputError, match="must contain the span"):
+        HallucinationSpan(start=5, end=9, text="x", type="invented", confidence=None, evidence=None, suggestion=None, edit_range=(6, 9))
+    with pytest.raises(InputError, match="past the end"):
+        apply_edits(passage="Short.", spans=[HallucinationSpan(start=0, end=5, text="Short", type="invented", confidence=None,
+                                                                evidence=None, suggestion=None, edit_range=(0, 40))])
+
+
 _text = st.text(alphabet=st.sampled_from(list("abcdefghij .,;'\"-\n0123456789XYZ")), min_size=1, max_size=80)
 
 

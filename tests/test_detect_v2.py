@@ -172,8 +172,13 @@ def test_contest_outcomes_are_converses_and_agentless_passives_compare_verbs(nlp
     # ... but a negated one is.
     assert _det(nlp, {"": CONTRA}).detect(passage="Deep Blue never beat Kasparov.", evidence=ev).spans != ()
     ev2 = "The glass pyramid was designed by the architect I. M. Pei and completed in 1989."
-    r2 = _det(nlp, {"": NEUTRAL}).detect(passage="The glass pyramid was demolished in 1989.", evidence=ev2)
+    r2 = _det(nlp, {"demolished": NEUTRAL, "": ENTAIL}).detect(passage="The glass pyramid was demolished in 1989.", evidence=ev2)
     assert _spans(r2) == [("relation", "demolished", "completed")]
+    # ... but only when the evidence's verb is what the NLI misses: here the sentence stays doubted with
+    # "completed" put in (the added clause is the unsupported part), so the verb is not blamed.
+    p2 = "The glass pyramid was demolished in 1989, and Parisians cheered."
+    r2 = _det(nlp, {"Parisians": NEUTRAL, "": ENTAIL}).detect(passage=p2, evidence=ev2)
+    assert all(s.type != "relation" for s in r2.spans) and r2.spans
     # Another verb without the same undergoer is a paraphrase candidate, not a relation error.
     ev3 = "Michael Collins flew the command module Columbia alone in lunar orbit."
     r3 = _det(nlp, {"": NEUTRAL}).detect(passage="Collins stayed alone in lunar orbit.", evidence=ev3)
@@ -226,5 +231,23 @@ def test_phrase_spans_mark_the_uncovered_phrases_of_a_flagged_sentence(nlp):
     r = _det(nlp, {"": NEUTRAL}, phrase_spans=True).detect(passage=p, evidence=ev)
     assert r.spans and all(s.end - s.start < len(p) for s in r.spans)
     assert {s.text for s in r.spans} == set(parts)
+    # The marks are the uncovered words; each edit removes the smallest optional constituent holding them,
+    # so the edited passage is a sentence ("dedicated" alone would leave "the only magazine to the ...").
+    assert all(s.edit_range is not None and s.edit_range[0] <= s.start and s.end <= s.edit_range[1] for s in r.spans)
+    assert r.edited == "Media Play News is the only magazine."
     whole = _det(nlp, {"": NEUTRAL}).detect(passage=p, evidence=ev)
     assert [(s.start, s.end) for s in whole.spans] == [(0, len(p))]
+
+
+def test_phrase_spans_remove_the_whole_sentence_when_its_core_is_what_the_evidence_lacks(nlp):
+    # The uncovered words include the subject and the verb (no optional constituent holds them): deleting
+    # "Its locks", "designed" and the company alone would leave "were by." Each keeps its mark, and the edit
+    # removes the sentence once.
+    ev = "The Panama Canal opened in 1914. It connects the Atlantic Ocean with the Pacific Ocean."
+    p = "The Panama Canal opened in 1914. Its locks were designed by the Orlando Verez Hydraulic Company."
+    r = _det(nlp, {"designed": NEUTRAL, "": ENTAIL}, phrase_spans=True).detect(passage=p, evidence=ev)
+    sent = (p.index("Its"), len(p))
+    assert "designed" in {s.text for s in r.spans} and all(s.end - s.start < sent[1] - sent[0] for s in r.spans)
+    assert {s.edit_range for s in r.spans if s.text in ("Its locks", "designed")} == {sent}
+    assert r.edited == "The Panama Canal opened in 1914."
+    assert r.to_dict()["spans"][0]["edit_range"] in (list(sent), None)

@@ -365,7 +365,8 @@ class HallucinationDetector:
         # arguments only counts when the NLI does not find the sentence supported.
         aligned = self._aligned_frames(sent, edoc, ev_frames, window)
         for st in structural_errors(sent, edoc, evidence_frames=aligned):
-            if st.kind == "verb" and (supported or e >= self.strong_support):
+            if st.kind == "verb" and (supported or e >= self.strong_support
+                                      or not self._verb_explains(sent, st, evidence, e)):
                 continue
             start, end = base + st.start, base + st.end
             out.append(HallucinationSpan(
@@ -463,6 +464,17 @@ class HallucinationDetector:
             return [invented]
         return [HallucinationSpan(**whole, type="unverifiable", confidence=_clamp(1.0 - e), reason="nli-not-entailed")]
 
+    def _verb_explains(self, sent: Any, st: Any, evidence: str, e: float) -> bool:
+        """Is the other verb the reason the NLI doubts ``sent``? Only when the sentence with the evidence's verb
+        put in is entailed (as written it is not). A sentence that also says something the
+        evidence lacks ("... for $1.65 billion, and Page called it the deal of the decade") stays doubted
+        whatever its verb, so a verb the lexicon does not know as a synonym ("acquired" / "bought") is not
+        blamed for doubt the other clause earns."""
+        text = sent.text
+        swapped = text[: st.start] + st.suggestion + text[st.end :]
+        v = self.scorer.score(sources=[evidence], claims=[swapped])[0]
+        return entailed(v.e, v.n, v.c) and v.e > e
+
     def _localise(self, passages: Sequence[str], pdocs: Sequence[Any], evidences: Sequence[str], edocs: dict[str, Any],
                   verdicts: Sequence[Verdict], per_sentence: list[list[list[HallucinationSpan]] | None], *,
                   progress: bool = False) -> list[list[list[HallucinationSpan]] | None]:
@@ -524,17 +536,27 @@ class HallucinationDetector:
 
     def _narrow(self, passage: str, pdoc: Any, sv: SentenceVerdict, span: HallucinationSpan, edoc: Any) -> list[HallucinationSpan]:
         """A whole-sentence span from the NLI (unverifiable, invented, contradicted) becomes the sentence's
-        phrases the best-aligned evidence sentences do not cover; unchanged when every word is covered
-        (then the error lies in how the words relate, not in a missing one)."""
+        phrases the best-aligned evidence sentences do not cover; unchanged when every word is covered (then
+        the error lies in how the words relate, not in a missing one). Each marked phrase carries the range its
+        deletion must remove to leave a sentence (``edit_range``): the smallest optional constituent
+        (:func:`deletable_phrases`) holding it, or the whole sentence when none does (the verb, the subject, a
+        core argument: "Its locks were designed by X" must not become "were designed by")."""
         if not _whole_nli(span, sv):
             return [span]
         sent = pdoc.char_span(sv.span.start, sv.span.end, alignment_mode="expand")
         parts = uncovered_phrases(sent, edoc, sentences=self.coverage_sentences) if sent is not None else []
         if not parts:
             return [span]
-        return [HallucinationSpan(start=a, end=b, text=passage[a:b], type=span.type, confidence=span.confidence,
-                                  evidence=span.evidence, suggestion=None, reason=span.reason + ":uncovered-phrase")
-                for a, b in parts]
+        doc = sent.doc
+        units = sorted(((doc[a].idx, doc[b - 1].idx + len(doc[b - 1].text)) for a, b in deletable_phrases(sent)),
+                       key=lambda u: (u[1] - u[0], u[0]))
+        out = []
+        for a, b in parts:
+            unit = next((u for u in units if u[0] <= a and b <= u[1]), (span.start, span.end))
+            out.append(HallucinationSpan(start=a, end=b, text=passage[a:b], type=span.type, confidence=span.confidence,
+                                         evidence=span.evidence, suggestion=None, reason=span.reason + ":uncovered-phrase",
+                                         edit_range=None if unit == (a, b) else unit))
+        return out
 
     def _aligned_frames(self, sent: Any, edoc: Any, cached: dict[int, list[Any]] | None,
                         window: tuple[int, int] | None) -> list[Any]:

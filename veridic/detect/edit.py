@@ -35,6 +35,8 @@ def validate_spans(*, passage: str, spans: Sequence[HallucinationSpan]) -> list[
             raise InputError(f"Span [{s.start}, {s.end}) runs past the end of the passage ({len(passage)} characters).")
         if passage[s.start : s.end] != s.text:
             raise InputError(f"Span [{s.start}, {s.end}) says {s.text!r} but the passage holds {passage[s.start:s.end]!r} there.")
+        if s.edit_range is not None and s.edit_range[1] > len(passage):
+            raise InputError(f"Span [{s.start}, {s.end}) has edit_range {s.edit_range}, past the end of the passage ({len(passage)} characters).")
         if s.start < prev_end:
             raise InputError(f"Spans overlap at [{s.start}, {s.end}); an edit needs non-overlapping spans.")
         prev_end = s.end
@@ -48,13 +50,31 @@ def replacement(span: HallucinationSpan) -> str:
     return span.text if span.suggestion is None else span.suggestion
 
 
+def _operations(spans: Sequence[HallucinationSpan]) -> list[tuple[int, int, str]]:
+    """(start, end, new text) per edit, in order and disjoint. A deleting span with an ``edit_range`` removes that
+    range; ranges that meet merge, and an edit inside a removed range goes with it (three marked words of one
+    unsupported sentence remove the sentence once)."""
+    ops: list[tuple[int, int, str]] = []
+    for s in spans:
+        new = replacement(s)
+        a, b = s.edit_range if new == "" and s.edit_range is not None else (s.start, s.end)
+        ops.append((a, b, new))
+    ops.sort(key=lambda o: (o[0], -o[1]))
+    out: list[tuple[int, int, str]] = []
+    for a, b, new in ops:
+        if out and a < out[-1][1]:
+            # Overlap only arises with a removal range; the union is removed.
+            out[-1] = (out[-1][0], max(out[-1][1], b), "")
+            continue
+        out.append((a, b, new))
+    return out
+
+
 def apply_edits(*, passage: str, spans: Sequence[HallucinationSpan]) -> str:
     """The passage with every span's edit applied (see the module docstring)."""
     out: list[str] = []
     pos = 0
-    for s in validate_spans(passage=passage, spans=spans):
-        new = replacement(s)
-        start, end = s.start, s.end
+    for start, end, new in _operations(validate_spans(passage=passage, spans=spans)):
         if new == "":
             # A removed span must not leave a double space or a space before
             # punctuation: eat the whitespace after it, or before it at the end.

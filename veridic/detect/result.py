@@ -34,6 +34,10 @@ class HallucinationSpan:
     the replacement text for ``entity``/``relation`` errors (``""`` deletes the
     phrase, ``None`` means no fix is proposed; sentence-level types are
     deleted). ``reason`` names the rule that fired, for auditing.
+    ``edit_range`` is the passage range a deleting edit removes when removing
+    the span alone would leave broken text: the span marks the words the
+    evidence lacks ("hosted"), the edit removes the smallest phrase or the
+    sentence that holds them. ``None``: the edit acts on the span itself.
     """
 
     start: int
@@ -44,10 +48,16 @@ class HallucinationSpan:
     evidence: Span | None
     suggestion: str | None
     reason: str | None = None
+    edit_range: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if self.start < 0 or self.end <= self.start:
             raise InputError(f"A hallucination span needs 0 <= start < end; got start={self.start}, end={self.end}.")
+        if self.edit_range is not None:
+            a, b = self.edit_range
+            if not (0 <= a <= self.start and self.end <= b):
+                raise InputError(f"edit_range {self.edit_range} must contain the span [{self.start}, {self.end}); "
+                                 "it is the wider range a deleting edit removes.")
         if self.type not in ERROR_TYPES:
             raise InputError(f"Unknown hallucination type {self.type!r}; expected one of {list(ERROR_TYPES)}.")
         if self.confidence is not None and not 0.0 <= self.confidence <= 1.0:
@@ -63,6 +73,7 @@ class HallucinationSpan:
             "evidence": None if self.evidence is None else self.evidence.to_dict(),
             "suggestion": self.suggestion,
             "reason": self.reason,
+            "edit_range": None if self.edit_range is None else list(self.edit_range),
         }
 
 

@@ -125,6 +125,7 @@ class HallucinationSpanModel(BaseModel):
     evidence: SpanModel | None
     suggestion: str | None
     reason: str | None
+    edit_range: list[int] | None = None
 
 
 class DetectionResultModel(BaseModel):

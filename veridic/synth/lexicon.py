@@ -119,7 +119,8 @@ QUANTIFIER_FLIPS: dict[str, str] = {
 # Meaning-preserving word swaps (same part of speech and inflection), used for the faithful
 # `synonym` rule. Kept conservative: each pair is interchangeable in news and encyclopaedic text.
 _SYNONYM_PAIRS = [
-    ("bought", "purchased"), ("buy", "purchase"), ("began", "started"), ("begin", "start"),
+    ("bought", "purchased"), ("buy", "purchase"), ("acquired", "bought"), ("acquired", "purchased"), ("acquire", "buy"),
+    ("acquire", "purchase"), ("acquires", "buys"), ("began", "started"), ("begin", "start"),
     ("begins", "starts"), ("beginning", "start"), ("ended", "finished"), ("said", "stated"),
     ("says", "states"), ("told", "informed"), ("big", "large"), ("huge", "enormous"), ("small", "little"),
     ("quickly", "rapidly"), ("fast", "quick"), ("car", "automobile"), ("cars", "automobiles"),
