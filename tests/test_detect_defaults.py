@@ -66,11 +66,12 @@ def test_detect_cli_phrase_spans_reach_the_detector(tiny_int8_dir, nlp):
 
     args = ["detect", "--model", str(tiny_int8_dir), "--evidence", "A cat sat on the mat in Paris.", "--passage", "A cat sat in Spain.", "--json"]
     plain = json.loads(CliRunner().invoke(app, args).output)["detector"]
-    r = CliRunner().invoke(app, [*args, "--phrase-spans"])
+    r = CliRunner().invoke(app, [*args, "--sentence-spans"])
     assert r.exit_code == 0, r.output
     det = json.loads(r.output)["detector"]
-    assert (plain["phrase_spans"], det["phrase_spans"]) == (False, True)
-    assert (det["phrase_max_e"], det["phrase_min_gain"]) == (0.25, 0.3)
+    # Phrase spans are the default (issue 17, session 11); --sentence-spans turns them off.
+    assert (plain["phrase_spans"], det["phrase_spans"]) == (True, False)
+    assert (plain["phrase_max_e"], plain["phrase_min_gain"]) == (0.25, 0.3)
 
 
 def test_bench_phrase_flags_keep_the_detectors_defaults_and_are_checked(tiny_int8_dir, nlp):

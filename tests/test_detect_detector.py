@@ -39,6 +39,8 @@ SCRIPT = {"June 12": CONTRA, "airplane": NEUTRAL, "best soccer": NEUTRAL, "yet t
 
 
 def _detector(nlp, script=SCRIPT, **kw):
+    # These tests check the sentence-level rules; phrase localisation has its own (test_detect_localise).
+    kw.setdefault("phrase_spans", False)
     return HallucinationDetector(scorer=NLIScorer(backend=ScriptedBackend(script)), nlp=nlp, **kw)
 
 
@@ -184,7 +186,7 @@ def test_table1_with_the_embedded_model(nlp):
 
     if not (embedded_model_path() / "config.json").exists():
         pytest.skip("the embedded NLI model is not in this checkout")
-    det = HallucinationDetector(scorer=NLIScorer(backend=load_backend(None, kind="torch")), nlp=nlp)
+    det = HallucinationDetector(scorer=NLIScorer(backend=load_backend(None, kind="torch")), nlp=nlp, phrase_spans=False)
     r = det.detect(passage=PASSAGE, evidence=EVIDENCE)
     types = {s.text[:20]: s.type for s in r.spans}
     assert types.get("12") == "entity" and "June 24, 1987" in r.edited

@@ -62,15 +62,15 @@ def test_phrase_spans_mark_the_phrase_whose_deletion_restores_entailment(nlp):
     r = _det(nlp, {"16 May": NEUTRAL, "": ENTAIL}, phrase_spans=True).detect(passage=p, evidence=ev)
     assert [(s.type, s.text) for s in r.spans] == [("unverifiable", "on 16 May 2001")]
     assert r.spans[0].reason.endswith("deletion-entailed") and r.edited == "Brian Pendleton died."
-    whole = _det(nlp, {"16 May": NEUTRAL, "": ENTAIL}).detect(passage=p, evidence=ev)
-    assert [s.text for s in whole.spans] == [p]  # sentence spans without the option
+    whole = _det(nlp, {"16 May": NEUTRAL, "": ENTAIL}, phrase_spans=False).detect(passage=p, evidence=ev)
+    assert [s.text for s in whole.spans] == [p]  # sentence spans with the option off
 
 
 def test_a_sentence_paraphrase_safety_let_through_gets_its_unsupported_phrase(nlp):
     ev = "Harriet Coleman joined the band in 2010. She played the violin and the keyboard for years."
     p = "In 2010 Harriet Coleman joined the band on violin and keyboard."
-    # Every word is in the evidence, so the default detector lets the neutral sentence through ...
-    assert _det(nlp, {"keyboard": NEUTRAL, "": ENTAIL}).detect(passage=p, evidence=ev).spans == ()
+    # Every word is in the evidence, so the sentence-level checks let the neutral sentence through ...
+    assert _det(nlp, {"keyboard": NEUTRAL, "": ENTAIL}, phrase_spans=False).detect(passage=p, evidence=ev).spans == ()
     # ... and the deletion check finds the one conjunct whose removal makes it entailed (not "on violin and keyboard").
     r = _det(nlp, {"keyboard": NEUTRAL, "": ENTAIL}, phrase_spans=True).detect(passage=p, evidence=ev)
     assert [(s.type, s.text) for s in r.spans] == [("unverifiable", "and keyboard")]

@@ -7,10 +7,9 @@ runnable as ``python -m veridic.detect.cli``.
     veridic detect --index DIR --passage-file answer.txt --json
     veridic detect --evidence @SOURCE.txt --passage "..." --format html --output report.html
     veridic detect bench synthetic --per-kind 60 --out synth.json
-    veridic detect bench suite --out suite.json
-    veridic detect bench suite --phrase-spans --out suite-p.json              # false flags of phrase spans
+    veridic detect bench suite --out suite.json                               # phrase spans (the default)
+    veridic detect bench suite --sentence-spans --out suite-s.json            # whole-sentence spans
     veridic detect bench wice --split dev --out wice.json
-    veridic detect bench wice --split test --phrase-spans --out wice.json   # sub-sentence spans
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ if typer is not None:
 
     # Phrase-mode flags of the detection benchmarks, declared once. Unset numbers keep the detector's own
     # defaults (HallucinationDetector), so the tuned values live in one place.
+    PhraseSpans = Annotated[bool, typer.Option("--phrase-spans/--sentence-spans", help="Mark the unsupported phrases of a sentence (default), or whole sentences. Phrases: in a sentence the NLI does not entail, the phrases whose deletion leaves an entailed remainder (one more NLI call per phrase), else the words the evidence lacks, each edit removing the smallest phrase or the sentence that holds them.")]
     PhraseScope = Annotated[str, typer.Option(help="With --phrase-spans: search every sentence the NLI does not entail (not-entailed) or only flagged ones (flagged).")]
     PhraseMaxE = Annotated[Optional[float], typer.Option(help="With --phrase-spans: search a sentence no check flagged only when its entailment probability is at most this (default: the detector's; 1.0: always).")]
     PhraseMinGain = Annotated[Optional[float], typer.Option(help="With --phrase-spans: in a sentence no check flagged, mark a phrase only when deleting it raises entailment by at least this (default: the detector's; 0: any gain).")]
@@ -114,7 +114,7 @@ if typer is not None:
         query: Optional[str] = typer.Option(None, "--query", help="Retrieval query (default: the passage)."),
         k: int = typer.Option(5, help="Passages to retrieve (plus the entity-matched document)."),
         rerank: bool = typer.Option(False, "--rerank", help="Rerank retrieved passages with the NLI model."),
-        phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Mark the unsupported phrases of a sentence, not the whole sentence (one more NLI call per phrase; see bench wice)."),
+        phrase_spans: PhraseSpans = True,
         model: O.Model = None,
         backend: O.Backend = "auto",
         device: O.Device = "cpu",
@@ -221,7 +221,7 @@ if typer is not None:
         scorer: str = typer.Option("e-c", help="Scorer method the detector reads its verdicts from: e-c (default), e or hybrid."),
         n_boot: int = typer.Option(1000, help="Bootstrap resamples for the 95 % intervals."),
         limit: Optional[int] = typer.Option(None, help="Only the first N passages (a quick look)."),
-        phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Run the detector with phrase spans (as bench wice --phrase-spans): its false flags on correct passages."),
+        phrase_spans: PhraseSpans = True,
         phrase_scope: PhraseScope = "not-entailed",
         phrase_max_e: PhraseMaxE = None,
         phrase_min_gain: PhraseMinGain = None,
@@ -246,7 +246,7 @@ if typer is not None:
         split: str = typer.Option("dev", help="dev or test."),
         data: Path = typer.Option(Path("../shared/data/spans/wice_non_supported_tokens"), help="Folder of WiCE span files."),
         model: Optional[str] = typer.Option(None, "--model", "-m"),
-        phrase_spans: bool = typer.Option(False, "--phrase-spans", help="Mark phrases, not whole sentences: in a sentence the NLI does not entail, the phrases whose deletion leaves an entailed remainder (one more NLI call per phrase); else the uncovered phrases of a flagged sentence."),
+        phrase_spans: PhraseSpans = True,
         phrase_scope: PhraseScope = "not-entailed",
         phrase_max_e: PhraseMaxE = None,
         phrase_min_gain: PhraseMinGain = None,

@@ -133,8 +133,13 @@ class HallucinationDetector:
     paraphrase safety let through; when no deletion does, a whole-sentence
     span the NLI decided becomes the phrases whose words the
     ``coverage_sentences`` best-aligned evidence sentences lack (for
-    span-annotated benchmarks such as WiCE; off by default, since the suite and
-    the editing path are sentence-typed). ``phrase_scope="flagged"`` searches
+    span-annotated benchmarks such as WiCE), each mark carrying the range its
+    deleting edit removes (``edit_range``: the smallest optional phrase, or the
+    sentence, that holds it). On by default since session 11 of issue 17: on
+    WiCE test it marks unsupported tokens far better than whole sentences
+    (+0.084 vs +0.015 over marking every token) at the same false-flag rate on
+    the suite's correct passages; ``phrase_spans=False`` marks whole sentences
+    (faster: no deletion calls). ``phrase_scope="flagged"`` searches
     only the sentences the sentence-level checks flag, so phrase spans never
     flag a passage the default would pass. With ``"not-entailed"``, a sentence
     no check flagged is searched only when its entailment probability is at
@@ -171,7 +176,7 @@ class HallucinationDetector:
         paraphrase_coverage: float = 0.8,
         max_passage_chars: int = 20_000,
         frame_sentences: int = 8,
-        phrase_spans: bool = False,
+        phrase_spans: bool = True,
         phrase_scope: str = "not-entailed",
         phrase_max_e: float = 0.25,
         phrase_min_gain: float = 0.3,
