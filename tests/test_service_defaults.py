@@ -108,3 +108,17 @@ def test_build_scorer_defaults_to_auto(tiny_int8_dir):
     assert _kind(build_scorer("e-c", model=tiny_int8_dir, reuse=False)) == "onnx"
     assert _kind(build_scorer("e-c", model=tiny_int8_dir, reuse=False, max_mc_samples=2)) == "torch"
     assert _kind(build_scorer("e-c", model=tiny_int8_dir, backend="torch", reuse=False)) == "torch"
+
+
+def test_served_detector_marks_phrases_by_default_and_sentences_on_request(serve, tiny_int8_dir, nlp):
+    code, out, built = serve("--model", str(tiny_int8_dir), "--detect")
+    assert code == 0, out
+    assert built["detector"].phrase_spans is True  # as `veridic detect` and the library
+    code, out, built = serve("--model", str(tiny_int8_dir), "--detect", "--sentence-spans")
+    assert code == 0, out
+    assert built["detector"].phrase_spans is False
+    with TestClient(built["app"]) as c:
+        r = c.post("/v1/detect", json={"passage": "A cat sat in Spain.", "evidence": "A cat sat on the mat in Paris."})
+    assert r.status_code == 200, r.text
+    spans = r.json()["spans"]
+    assert spans and all("edit_range" in s for s in spans)  # "Spain" is not in the evidence

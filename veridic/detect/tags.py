@@ -12,7 +12,10 @@ passage; removing the ``<delete>`` contents and every sentence-level tagged
 span gives the edited one. :func:`parse_tagged` reads FAVA's own outputs too:
 it accepts the ``<<<entity>>>`` spelling of the paper's appendix, spaces
 inside tags, ``<sentence>`` as a synonym of ``<contradictory>``, and either
-order of ``<mark>`` and ``<delete>``.
+order of ``<mark>`` and ``<delete>``. The format has no place for a span's
+``edit_range`` (the wider phrase or sentence a deleting edit removes when the
+marked words alone cannot go), so a parsed passage's edit deletes each tagged
+span as it stands; the detector's own ``edited`` text uses the range.
 
 >>> t = "Messi was born on June <entity><mark>24</mark><delete>12</delete></entity>, 1987."
 >>> parsed = parse_tagged(t)

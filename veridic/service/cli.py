@@ -43,6 +43,7 @@ def serve(
     docs: bool = typer.Option(True, "--docs/--no-docs", help="Serve Swagger UI (/docs) and ReDoc (/redoc) from packaged assets."),
     api_key: str | None = typer.Option(None, "--api-key", envvar="VERIDIC_API_KEY", help="Require this key (X-API-Key or Authorization: Bearer) on /v1/* except /v1/health."),
     detect: bool = typer.Option(False, "--detect/--no-detect", help="Also load the hallucination detector for /v1/detect (needs the 'detect' extra)."),
+    phrase_spans: bool = typer.Option(True, "--phrase-spans/--sentence-spans", help="With --detect: mark unsupported phrases (default) or whole sentences, as veridic detect."),
     express_lane: bool = typer.Option(True, "--express-lane/--no-express-lane",
                                       help="A second model copy, in its own thread, scores cheap pairs while the main one is busy with a large pair, "
                                            "so one-pair requests do not wait behind it (docs/benchmarks.md, issue 16). "
@@ -85,6 +86,7 @@ def serve(
             from veridic.detect.cli import build_detector
 
             detector = build_detector(model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype)
+            detector.phrase_spans = phrase_spans
         app = create_app(scorer=scorer, detector=detector, settings=settings, express_scorer=express)
     except (VeridicError, OSError) as exc:
         sys.stderr.write(f"error: {exc}\n")
