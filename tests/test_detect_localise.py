@@ -40,6 +40,13 @@ def test_conjuncts_take_their_coordinator_and_names_and_hyphenated_words_stay_wh
     assert "American" in got and "Steve" not in got and "Aoki" not in got
 
 
+def test_a_last_conjunct_leaves_the_sentence_its_final_stop(nlp):
+    # spaCy hangs the final "." on the last conjunct here; deleting the conjunct must not take it along.
+    got = _phrases(nlp, "YouTube was sold in 2006 for 1.65 billion dollars, and the deal closed in November.")
+    assert got[", and the deal closed in November"] == "YouTube was sold in 2006 for 1.65 billion dollars."
+    assert all(not k.endswith(".") for k in got)
+
+
 def test_negations_and_the_root_are_never_deletable(nlp):
     sent = nlp("He did not win the Nobel Prize in 2001.")[:]
     spans = [sent.doc[a:b].text for a, b in deletable_phrases(sent)]

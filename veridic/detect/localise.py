@@ -31,6 +31,7 @@ __all__ = ["deletable_phrases", "without", "Deletion", "choose"]
 _OPTIONAL_DEPS = frozenset({"prep", "agent", "npadvmod", "advmod", "amod", "nummod", "appos", "relcl", "acl", "advcl",
                             "conj", "compound", "poss", "quantmod", "nmod", "oprd"})
 _NEGATIONS = frozenset({"not", "n't", "never", "no", "nor"})
+_FINAL_STOPS = frozenset({".", "!", "?", "…"})
 # A phrase covering this share of the sentence or more is the sentence, not a part of it.
 _MAX_SHARE = 0.7
 
@@ -43,6 +44,9 @@ def deletable_phrases(sentence: Any) -> list[tuple[int, int]]:
     ``_MAX_SHARE`` of the sentence or more."""
     doc, out = sentence.doc, []
     ents = list(sentence.ents)
+    body_end = sentence.end
+    while body_end > sentence.start and (doc[body_end - 1].is_space or doc[body_end - 1].text in _FINAL_STOPS):
+        body_end -= 1
     for t in sentence:
         if t.dep_ not in _OPTIONAL_DEPS or t.i == sentence.root.i:
             continue
@@ -56,7 +60,8 @@ def deletable_phrases(sentence: Any) -> list[tuple[int, int]]:
             while j >= sentence.start and doc[j].dep_ in ("cc", "punct") and doc[j].head.i in (t.head.i, t.i):
                 j -= 1
             a = j + 1
-        a, b = max(a, sentence.start), min(b, sentence.end)
+        # The parser may hang the sentence's final stop on a last conjunct or clause; it belongs to the sentence.
+        a, b = max(a, sentence.start), min(b, body_end)
         if a <= sentence.root.i < b or b - a >= _MAX_SHARE * len(sentence):
             continue
         if any(x.lower_ in _NEGATIONS for x in doc[a:b]):
