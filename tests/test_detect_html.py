@@ -42,6 +42,16 @@ def test_user_text_is_escaped():
     assert "→ 24" in page and "delete" in page
 
 
+def test_a_mark_whose_edit_removes_more_names_what_goes():
+    p = "He founded it. Its locks were made by Orlando & Sons."
+    mark = HallucinationSpan(start=p.index("made"), end=p.index("made") + 4, text="made", type="invented", confidence=0.5,
+                             evidence=None, suggestion=None, edit_range=(p.index("Its"), len(p)))
+    page = render_html(result=DetectionResult(passage=p, spans=(mark,), edited="He founded it.", tagged="", sentences=()))
+    assert "edit: delete “Its locks were made by Orlando &amp; Sons.”" in page
+    plain = render_html(result=_result())
+    assert "edit: delete<" in plain  # a span removed as it stands names nothing more
+
+
 def test_no_spans_says_so():
     r = DetectionResult(passage="Fine.", spans=(), edited="Fine.", tagged="Fine.", sentences=())
     assert "no hallucination found" in render_html(result=r)

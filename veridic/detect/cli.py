@@ -166,6 +166,8 @@ if typer is not None:
             lines = []
             for s in res.spans:
                 fix = f" -> {s.suggestion!r}" if s.suggestion is not None else (" (delete)" if s.type not in ("entity", "relation") else "")
+                if fix == " (delete)" and s.edit_range is not None:
+                    fix = f" (delete {res.passage[s.edit_range[0] : s.edit_range[1]]!r})"  # the phrase or sentence holding it
                 lines.append(f"[{s.start}:{s.end}] {s.type:<13} {s.confidence:.2f} {s.text!r}{fix}\n")
             if not res.judged:  # an explicit "cannot judge" must not read as a clean bill
                 lines.append(f"{res.note or 'cannot judge'}\n")

@@ -49,14 +49,16 @@ h1{font-size:1.2rem} h2{font-size:1rem;margin-top:2rem}
 """
 
 
-def _tip(span: Any) -> str:
+def _tip(span: Any, passage: str) -> str:
     parts = [f"<b>{html.escape(span.type)}</b>"]
     if span.confidence is not None:
         parts.append(f" · confidence {span.confidence:.2f}")
     if span.suggestion is not None:
         parts.append(f"<br>edit: {'delete' if span.suggestion == '' else '→ ' + html.escape(span.suggestion)}")
     elif span.type not in ("entity", "relation"):
-        parts.append("<br>edit: delete")
+        wider = span.edit_range is not None and tuple(span.edit_range) != (span.start, span.end)
+        # The marked words alone cannot go: say what the edit removes.
+        parts.append("<br>edit: delete" + (f" “{html.escape(passage[span.edit_range[0] : span.edit_range[1]])}”" if wider else ""))
     if span.evidence is not None:
         parts.append(f"<br>evidence [{span.evidence.start}:{span.evidence.end}]: “{html.escape(span.evidence.text)}”")
     if span.reason:
@@ -75,7 +77,7 @@ def render_html(*, result: DetectionResult, title: str = "veridic: detected hall
         out.append(
             f'<mark class="hl t-{html.escape(s.type)}" tabindex="0" data-type="{html.escape(s.type)}" '
             f'data-start="{s.start}" data-end="{s.end}" style="background:{colour}55" id="span-{i}">'
-            f'{html.escape(s.text)}<span class="tip" role="tooltip">{_tip(s)}</span></mark>'
+            f'{html.escape(s.text)}<span class="tip" role="tooltip">{_tip(s, p)}</span></mark>'
         )
         pos = s.end
     out.append(html.escape(p[pos:]))
