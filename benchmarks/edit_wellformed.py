@@ -35,8 +35,7 @@ def _well_formed(pdoc: Any, a: int, b: int) -> bool:
         return True
     for s in sents:
         if s.start_char <= a and b <= s.end_char:
-            doc = s.doc
-            return any(doc[x].idx == a and doc[y - 1].idx + len(doc[y - 1].text) == b for x, y in deletable_phrases(s))
+            return any((s.doc[x:y].start_char, s.doc[x:y].end_char) == (a, b) for x, y in deletable_phrases(s))
     return False
 
 
@@ -53,8 +52,7 @@ def main() -> None:
     from veridic.detect.taxonomy import TAXONOMY
     from veridic.io.atomic import atomic_write_text
 
-    det = build_detector()
-    det.phrase_spans = not a.sentence_mode
+    det = build_detector(phrase_spans=not a.sentence_mode)
     rows = load_wice_spans(a.wice / f"{a.split}.jsonl")
     suite = load_contrast_suite(None)
     sets = {

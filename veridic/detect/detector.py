@@ -552,8 +552,7 @@ class HallucinationDetector:
         parts = uncovered_phrases(sent, edoc, sentences=self.coverage_sentences) if sent is not None else []
         if not parts:
             return [span]
-        doc = sent.doc
-        units = sorted(((doc[a].idx, doc[b - 1].idx + len(doc[b - 1].text)) for a, b in deletable_phrases(sent)),
+        units = sorted(((sent.doc[a:b].start_char, sent.doc[a:b].end_char) for a, b in deletable_phrases(sent)),
                        key=lambda u: (u[1] - u[0], u[0]))
         out = []
         for a, b in parts:

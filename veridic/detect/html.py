@@ -56,9 +56,9 @@ def _tip(span: Any, passage: str) -> str:
     if span.suggestion is not None:
         parts.append(f"<br>edit: {'delete' if span.suggestion == '' else '→ ' + html.escape(span.suggestion)}")
     elif span.type not in ("entity", "relation"):
-        wider = span.edit_range is not None and tuple(span.edit_range) != (span.start, span.end)
         # The marked words alone cannot go: say what the edit removes.
-        parts.append("<br>edit: delete" + (f" “{html.escape(passage[span.edit_range[0] : span.edit_range[1]])}”" if wider else ""))
+        wider = "" if span.edit_range is None else f" “{html.escape(passage[span.edit_range[0] : span.edit_range[1]])}”"
+        parts.append("<br>edit: delete" + wider)
     if span.evidence is not None:
         parts.append(f"<br>evidence [{span.evidence.start}:{span.evidence.end}]: “{html.escape(span.evidence.text)}”")
     if span.reason:

@@ -85,8 +85,8 @@ def serve(
         if detect:
             from veridic.detect.cli import build_detector
 
-            detector = build_detector(model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype)
-            detector.phrase_spans = phrase_spans
+            detector = build_detector(model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype,
+                                      phrase_spans=phrase_spans)
         app = create_app(scorer=scorer, detector=detector, settings=settings, express_scorer=express)
     except (VeridicError, OSError) as exc:
         sys.stderr.write(f"error: {exc}\n")
