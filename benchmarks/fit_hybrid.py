@@ -73,7 +73,7 @@ def _tasks(specs: list[str]) -> dict[str, str]:
 
 def compute_features(*, model: str | None, specs: list[str], out: Path, batch: int = 64,
                      max_rows: int | None = None, seed: int = 0, window_sentences: int | None = None,
-                     max_windows: int | None = None) -> list[dict]:
+                     max_windows: int | None = None, structure_check: bool = True, verbatim_support: bool = True) -> list[dict]:
     path = out / "features.jsonl"
     if path.exists():
         return [json.loads(line) for line in path.open()]
@@ -85,8 +85,11 @@ def compute_features(*, model: str | None, specs: list[str], out: Path, batch: i
     # The window settings default to ScorerConfig's (what the shipped scorer runs); others are for ablations.
     cfg = ScorerConfig(method="e-c", granularity="sentence", claim_aggregation="min",
                        **({"window_sentences": window_sentences} if window_sentences else {}),
-                       **({"max_windows": max_windows} if max_windows else {}))
-    scorer = NLIScorer(backend=backend, config=cfg)
+                       **({"max_windows": max_windows} if max_windows else {}),
+                       structure_check=structure_check, verbatim_support=verbatim_support)
+    from veridic.registry import _structure
+
+    scorer = NLIScorer(backend=backend, config=cfg, structure=_structure(cfg))
     tasks = _tasks(specs)
     rows = []
     for ds in load_datasets(specs=specs):
@@ -124,9 +127,12 @@ def main() -> None:
                     help="rows of this task are not fitted on, only scored by the final fit (e.g. 'pairs')")
     ap.add_argument("--window-sentences", type=int, default=None, help="scorer windows (default: ScorerConfig's)")
     ap.add_argument("--max-windows", type=int, default=None, help="windows kept per claim sentence (default: ScorerConfig's)")
+    ap.add_argument("--no-structure-check", action="store_true", help="features without the parse-based structure check (ablation)")
+    ap.add_argument("--no-verbatim-support", action="store_true", help="features without the verbatim-copy rule (ablation)")
     args = ap.parse_args()
     rows = compute_features(model=args.model, specs=args.data, out=args.out, max_rows=args.max_rows_per_dataset,
-                            seed=args.sample_seed, window_sentences=args.window_sentences, max_windows=args.max_windows)
+                            seed=args.sample_seed, window_sentences=args.window_sentences, max_windows=args.max_windows,
+                            structure_check=not args.no_structure_check, verbatim_support=not args.no_verbatim_support)
     candidates = CANDIDATE_SETS if args.select else (tuple(args.features.split(",")),)
     if args.objective == "ranking" and args.weights_out:
         ap.error("--objective ranking is an ablation; it does not write shippable weights (drop --weights-out)")

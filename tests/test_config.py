@@ -63,11 +63,13 @@ def test_presets_and_methods_share_one_registry(dummy):
 
 def test_every_option_reaches_the_nli_scorer(dummy):
     cfg = ScorerConfig(method="e-c", mc_samples=3, source_aggregation="first", claim_aggregation="min", window_sentences=3, max_windows=2,
-                       whole_source=False, context_mode="premise", threshold=0.1, abstain_above=0.5, seed=9)
+                       whole_source=False, context_mode="premise", threshold=0.1, abstain_above=0.5, seed=9, structure_check=False,
+                       verbatim_support=False)
     s = build_scorer(cfg, backend=dummy)
     d = s.describe()
     assert (d["mc_samples"], d["aggregation"], d["window_sentences"], d["max_windows"], d["whole_source"], d["context_mode"],
-            d["threshold"], d["abstain_above"], d["seed"]) == (3, {"source": "first", "claim": "min"}, 3, 2, False, "premise", 0.1, 0.5, 9)
+            d["threshold"], d["abstain_above"], d["seed"], d["structure_check"], d["verbatim_support"]) == (
+        3, {"source": "first", "claim": "min"}, 3, 2, False, "premise", 0.1, 0.5, 9, None, False)
     v = s.score(sources=[SRC], claims=["Acme makes rockets."], contexts=[["Who makes rockets?"]])[0]
     assert v.uncertainty is not None and v.evidence[0].text == "Alice founded Acme in 2001. Acme makes rockets. Bob joined in 2005."
 

@@ -52,6 +52,11 @@ WindowSentences = Annotated[Optional[int], typer.Option("--window-sentences", ri
 MaxWindows = Annotated[Optional[int], typer.Option("--max-windows", rich_help_panel=_SCORER, help="Windows kept per claim sentence, most word overlap first (0 = all).")]
 WholeSource = Annotated[Optional[bool], typer.Option("--whole-source/--no-whole-source", rich_help_panel=_SCORER,
                                                      help="Also judge each claim sentence against the whole source when it fits the model.")]
+StructureCheck = Annotated[Optional[bool], typer.Option("--structure-check/--no-structure-check", rich_help_panel=_SCORER,
+                                                        help="Judge a claim sentence a contradiction when the parse shows two arguments in exchanged roles "
+                                                             "or a reversed predicate ('YouTube acquired Google' vs 'Google acquired YouTube'); on by default.")]
+VerbatimSupport = Annotated[Optional[bool], typer.Option("--verbatim-support/--no-verbatim-support", rich_help_panel=_SCORER,
+                                                         help="A claim sentence that repeats a source sentence word for word is entailed, whatever the model says; on by default.")]
 ContextMode = Annotated[Optional[str], typer.Option("--context-mode", rich_help_panel=_SCORER, help="'ignore' or 'premise' (prepend the dialogue context to the source).")]
 Threshold = Annotated[Optional[float], typer.Option("--threshold", rich_help_panel=_SCORER, help="Decision threshold on the verdict-score scale (default: the method's).")]
 AbstainAbove = Annotated[Optional[float], typer.Option("--abstain-above", rich_help_panel=_SCORER, help="Label 'abstain' when the MC-dropout std exceeds this (needs --mc-samples).")]
@@ -62,7 +67,7 @@ HybridWeights = Annotated[Optional[Path], typer.Option("--hybrid-weights", metav
 SCORER_FLAGS = {
     "config_file": Config, "method": Method, "mc_samples": McSamples, "granularity": Granularity,
     "source_aggregation": SourceAgg, "claim_aggregation": ClaimAgg, "window_sentences": WindowSentences,
-    "max_windows": MaxWindows, "whole_source": WholeSource, "context_mode": ContextMode, "threshold": Threshold,
+    "max_windows": MaxWindows, "whole_source": WholeSource, "structure_check": StructureCheck, "verbatim_support": VerbatimSupport, "context_mode": ContextMode, "threshold": Threshold,
     "abstain_above": AbstainAbove, "seed": Seed, "hybrid_weights": HybridWeights,
 }
 

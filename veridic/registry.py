@@ -275,7 +275,16 @@ _NLI_READS = NLI_OPTIONS
 def _nli(config: ScorerConfig, backend: Any) -> Any:
     from veridic.nli.scorer import NLIScorer
 
-    return NLIScorer(backend=backend, config=config)
+    return NLIScorer(backend=backend, config=config, structure=_structure(config))
+
+
+def _structure(config: ScorerConfig) -> Any:
+    """The parse-based structure check a config asks for (loaded once per process), or None."""
+    if not config.structure_check or config.granularity != "sentence":
+        return None
+    from veridic.nli.structure import load_structure_check
+
+    return load_structure_check()
 
 
 @register_method("hybrid", needs_backend=True, options=_NLI_READS,
@@ -286,7 +295,7 @@ def _hybrid(config: ScorerConfig, backend: Any) -> Any:
     if config.hybrid_weights is None and getattr(backend, "default_hybrid_weights", None) is not None:
         # A backend that is not a model folder (the dummy) names the weights it runs hybrid with.
         config = config.replace(hybrid_weights=str(backend.default_hybrid_weights))
-    return HybridScorer.from_config(config, backend=backend)
+    return HybridScorer.from_config(config, backend=backend, structure=_structure(config))
 
 
 @register_method("overlap", needs_backend=False, summary="content-word unigram overlap with the source")

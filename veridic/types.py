@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from veridic.errors import InputError
 
-__all__ = ["Span", "Pair", "SentenceVerdict", "Verdict", "Label", "is_blank", "normalise_context"]
+__all__ = ["Span", "Pair", "StructureConflict", "SentenceVerdict", "Verdict", "Label", "is_blank", "normalise_context"]
 
 Label = Literal["supported", "unsupported", "abstain"]
 
@@ -99,11 +99,33 @@ class Pair:
 
 
 @dataclass(frozen=True, slots=True)
+class StructureConflict:
+    """Two arguments in exchanged roles (``kind`` "swap") or a reversed predicate ("reversal") in a claim sentence.
+
+    ``start``/``end`` locate ``text`` in the claim; ``suggestion`` is the evidence's reading of it;
+    ``evidence_start``/``evidence_end`` locate the evidence's word for it in the source.
+    """
+
+    start: int
+    end: int
+    text: str
+    kind: str
+    suggestion: str
+    evidence_start: int
+    evidence_end: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
 class SentenceVerdict:
     """The verdict on one sentence of the claim.
 
     ``span`` locates the sentence in the claim; ``evidence`` locates the
     source window that supported (or contradicted) it best, in the source.
+    ``conflict``: what the structure check found (offsets into the claim and
+    the source), when it overrode the model; then e, n, c are 0, 0, 1.
     """
 
     span: Span
@@ -113,6 +135,7 @@ class SentenceVerdict:
     c: float
     uncertainty: float | None
     evidence: Span | None
+    conflict: StructureConflict | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -125,6 +148,7 @@ class SentenceVerdict:
             "c": self.c,
             "uncertainty": self.uncertainty,
             "evidence": None if self.evidence is None else self.evidence.to_dict(),
+            "conflict": None if self.conflict is None else self.conflict.to_dict(),
         }
 
 

@@ -268,6 +268,38 @@ def _reversed_pred(c: Any, e: Any) -> bool:
 _BEAT = frozenset({"defeat", "beat"})
 
 
+def _comitative(t: Any, f: Frame) -> bool:
+    """``t`` is the object of a "with" that belongs to frame ``f``: on its verb ("merged with B"), on one of
+    its arguments ("signed a treaty with B", "shares a border with B"), or on the verb it takes its subject
+    from ("A merged with B to form C")."""
+    if t is None or t.dep_ != "pobj" or t.head.lower_ != "with":
+        return False
+    owner = t.head.head
+    heads = {f.verb.i, *(a.i for a in f.args.values())}
+    if f.verb.dep_ in ("conj", "advcl", "xcomp"):
+        heads.add(f.verb.head.i)
+    return owner.i in heads
+
+
+def _reciprocal(f: Frame, r1: str | None, r2: str | None, x: Any = None, y: Any = None) -> bool:
+    """Whether exchanging the arguments ``x`` / ``y`` (roles ``r1`` / ``r2`` of ``f``; a role may be None when
+    the name sits outside the frame) keeps the meaning: a symmetric predicate ("A met B"), or a comitative
+    "with" ("A collaborated with B", "A is twinned with B", "A signed a treaty with B"), which English reads
+    as a joint action of both."""
+    if is_symmetric_predicate(f.lemma):
+        return True
+    if "obl:with" in (r1, r2) and ({r1, r2} <= {"subj", "obl:with", None} or (f.passive and {r1, r2} <= {"obj", "obl:with"})):
+        return True
+    return _comitative(x, f) or _comitative(y, f)
+
+
+def _stated(f: Frame, efs: list[Frame], roles: tuple[str, ...]) -> bool:
+    """Some evidence frame of the same predicate holds ``f``'s arguments in ``roles`` as the claim does: the
+    evidence states it outright, so another frame's exchanged arguments are not what the claim says
+    ("a major outranks a lieutenant, but a lieutenant general outranks a major general")."""
+    return any(_same_pred(f.lemma, g.lemma) and all(r in g.args and arg_match(f.args[r], g.args[r]) for r in roles) for g in efs)
+
+
 def _converse(f: Frame) -> Frame | None:
     """"A bought X from B" → "B sold X to A"; "A defeated B" → "B lost to A" (same meaning), or None."""
     if f.lemma in _BEAT and "subj" in f.args and "obj" in f.args:
@@ -412,7 +444,8 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
                 continue
             for r1 in f.args:
                 for r2 in f.args:
-                    if found or r1 >= r2 or r1 not in g.args or r2 not in g.args:
+                    if (found or r1 >= r2 or r1 not in g.args or r2 not in g.args or _reciprocal(f, r1, r2, f.args[r1], f.args[r2])
+                            or _stated(f, efs, (r1, r2))):
                         continue
                     x1, x2, y1, y2 = f.args[r1], f.args[r2], g.args[r1], g.args[r2]
                     if (arg_match(x1, y2) and arg_match(x2, y1) and not (x1.pos_ == "PRON" and x2.pos_ == "PRON")
@@ -496,6 +529,9 @@ def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Fra
                     continue  # "a decade" / "ten years": values this check cannot compare
                 other = _named_elsewhere(sentence, y, (a, b))
                 if other is not None and _named_in(x, evidence):
+                    r_other = next((k for k, z in f.args.items() if k != r and arg_match(z, y)), None)
+                    if _reciprocal(f, r, r_other, x, other) or _stated(f, efs, (r,)):
+                        continue  # "Hansa Credit merged with Dresden Bank" for "Dresden Bank merged with Hansa Credit"
                     # Both names are in the claim and in the evidence, in exchanged roles ("Florey discovered
                     # penicillin, which Fleming developed"): a relation error, fixed by exchanging the two.
                     fix = _swap_fix(doc, x, other, whole=True)

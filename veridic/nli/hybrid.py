@@ -124,13 +124,15 @@ class HybridScorer(Scorer):
         mc_samples: int = 0,
         seed: int = 0,
         name: str = "hybrid",
+        structure: Any = None,
         **nli_options: Any,
     ):
         self.backend = backend
         self.weights = self._resolve_weights(weights, backend)
         nli_options.setdefault("claim_aggregation", "mean")
         threshold = nli_options.pop("threshold", None)
-        self.nli = NLIScorer(backend=backend, method="e-c", mc_samples=mc_samples, granularity="sentence", seed=seed, **nli_options)
+        self.nli = NLIScorer(backend=backend, method="e-c", mc_samples=mc_samples, granularity="sentence", seed=seed, structure=structure,
+                               **nli_options)
         self.name = name + ("+mc" if mc_samples else "")
         # Scorer protocol: verdict scores are probabilities; sentence scores are the NLI's e-c.
         self.granularity = "sentence"
@@ -138,10 +140,11 @@ class HybridScorer(Scorer):
         self.sentence_threshold = self.nli.threshold
 
     @classmethod
-    def from_config(cls, config: ScorerConfig, *, backend: NLIBackend) -> HybridScorer:
-        """The hybrid scorer a :class:`~veridic.config.ScorerConfig` with ``method='hybrid'`` describes."""
+    def from_config(cls, config: ScorerConfig, *, backend: NLIBackend, structure: Any = None) -> HybridScorer:
+        """The hybrid scorer a :class:`~veridic.config.ScorerConfig` with ``method='hybrid'`` describes
+        (``structure``: the :class:`~veridic.nli.structure.StructureCheck` it applies when ``structure_check`` is on)."""
         nli = {k: v for k, v in config.nli_options().items() if k not in ("granularity", "mc_samples", "seed")}
-        return cls(backend=backend, weights=config.hybrid_weights, mc_samples=config.mc_samples, seed=config.seed, **nli)
+        return cls(backend=backend, weights=config.hybrid_weights, mc_samples=config.mc_samples, seed=config.seed, structure=structure, **nli)
 
     def decide(self, score: float, uncertainty: float | None = None) -> str:
         """The label of a verdict with this probability (and MC-dropout spread)."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -34,10 +35,11 @@ from veridic.errors import ConfigError, InputError
 from veridic.lexical import content_words
 from veridic.nli.aggregate import get_claim_aggregation, get_source_aggregation
 from veridic.nli.backend import NLIBackend
+from veridic.nli.structure import StructureCheck
 from veridic.registry import Scorer
 from veridic.text import chunk_text, sentence_windows, split_sentences
 from veridic.text.chunking import TokenOffsets
-from veridic.types import Label, SentenceVerdict, Span, Verdict, is_blank, normalise_context
+from veridic.types import Label, SentenceVerdict, Span, StructureConflict, Verdict, is_blank, normalise_context
 
 __all__ = ["METHODS", "NLIScorer", "Scorer"]
 
@@ -52,6 +54,7 @@ class _Unit:
     claim_span: Span
     windows: list[Span]
     first_pair: int = 0
+    copied: Span | None = None  # the source sentence this claim sentence repeats word for word
 
 
 def _fits(offsets: TokenOffsets, sents: list[Span], budget: int) -> bool:
@@ -59,6 +62,19 @@ def _fits(offsets: TokenOffsets, sents: list[Span], budget: int) -> bool:
     lo = bisect.bisect_left(offsets.starts, sents[0].start)
     hi = bisect.bisect_left(offsets.starts, sents[-1].end)
     return hi - lo <= budget
+
+
+#: e, n, c of a sentence the structure check finds in conflict with its evidence.
+_CONTRADICTION = np.array([0.0, 0.0, 1.0], dtype=np.float32)
+#: e, n, c of a claim sentence that repeats a source sentence word for word.
+_ENTAILMENT = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+_WORD = re.compile(r"\w+")
+
+
+def _words_key(text: str) -> str | None:
+    """The lower-cased words of a sentence (punctuation and spacing ignored); None under three words."""
+    words = _WORD.findall(text.lower())
+    return " ".join(words) if len(words) >= 3 else None
 
 
 def _method_score(enc: np.ndarray, method: str) -> np.ndarray:
@@ -76,6 +92,7 @@ class NLIScorer:
         method: Literal["e", "e-c"] | None = None,
         splitter: str = "blingfire",
         name: str | None = None,
+        structure: StructureCheck | None = None,
         **options: Any,
     ):
         if config is not None and (method is not None or options):
@@ -112,6 +129,10 @@ class NLIScorer:
         self.seed = config.seed
         self.splitter = splitter
         self.name = name or config.label
+        # The parse-based check is a second backend: applied when passed in and the config asks for it
+        # (build_scorer passes veridic.nli.structure.load_structure_check() when structure_check is on).
+        self.structure = structure if config.structure_check else None
+        self.verbatim_support = config.verbatim_support
 
     def describe(self) -> dict[str, Any]:
         b = self.backend.describe()
@@ -130,6 +151,8 @@ class NLIScorer:
             "whole_source": self.whole_source,
             "window_filter": "veridic.lexical.content_words overlap" if self.max_windows else None,
             "context_mode": self.context_mode,
+            "structure_check": None if self.structure is None else self.structure.describe(),
+            "verbatim_support": self.verbatim_support,
             "threshold": self.threshold,
             "abstain_above": self.abstain_above,
             "seed": self.seed,
@@ -202,12 +225,22 @@ class NLIScorer:
                 pieces = [Span(start=lead, end=lead + len(stripped), text=stripped)]
             else:
                 pieces = split_sentences(clm, splitter=self.splitter) or [Span(start=0, end=len(clm), text=clm)]
+            copies = self._copy_index(sents) if self.verbatim_support and self.granularity == "sentence" else {}
             for p in pieces:
                 wins = self._windows(src, p.text, sents, offsets, cache)
                 if not wins:
                     raise InputError(f"Example {i}: the source yielded no text to compare against (it holds only whitespace or markup).")
-                units.append(_Unit(example=i, claim_span=p, windows=wins))
+                units.append(_Unit(example=i, claim_span=p, windows=wins, copied=copies.get(_words_key(p.text))))
         return units
+
+    @staticmethod
+    def _copy_index(sents: list[Span]) -> dict[str, Span]:
+        out: dict[str, Span] = {}
+        for s in sents:
+            key = _words_key(s.text)
+            if key:
+                out.setdefault(key, s)
+        return out
 
     # ------------------------------------------------------------------ scoring
     def score(
@@ -244,6 +277,14 @@ class NLIScorer:
             unit_enc = mc  # [U, k, 3]
         else:
             unit_enc = enc[best][:, None, :]  # [U, 1, 3]
+        copied = [ui for ui, u in enumerate(units) if u.copied is not None]
+        conflicts = self._check_structure(units, best, unit_enc, skip=set(copied))
+        if conflicts or copied:
+            unit_enc = unit_enc.copy()
+            for ui in conflicts:
+                unit_enc[ui] = _CONTRADICTION
+            for ui in copied:
+                unit_enc[ui] = _ENTAILMENT
         unit_samples = _method_score(unit_enc, self.method)  # [U, k]
 
         by_example: list[list[int]] = [[] for _ in sources]
@@ -269,7 +310,10 @@ class NLIScorer:
             for row, ui in enumerate(uis):
                 u = units[ui]
                 win = u.windows[best[ui] - u.first_pair]
-                ev = Span(start=win.start, end=win.end, text=win.text, score=float(scores[best[ui]]))
+                if u.copied is not None:
+                    ev = Span(start=u.copied.start, end=u.copied.end, text=u.copied.text, label="verbatim", score=float(_method_score(_ENTAILMENT, self.method)))
+                else:
+                    ev = Span(start=win.start, end=win.end, text=win.text, score=float(scores[best[ui]]))
                 evidence.append(ev)
                 sentences.append(
                     SentenceVerdict(
@@ -280,6 +324,7 @@ class NLIScorer:
                         c=float(mean_enc[row, 2]),
                         uncertainty=float(np.std(sample_scores[row])) if self.mc_samples else None,
                         evidence=ev,
+                        conflict=conflicts.get(ui),
                     )
                 )
             verdicts.append(
@@ -297,6 +342,25 @@ class NLIScorer:
                 )
             )
         return verdicts
+
+    def _check_structure(self, units: list[_Unit], best: list[int], unit_enc: np.ndarray, *, skip: set[int]) -> dict[int, StructureConflict]:
+        """Units whose sentence the structure check finds in conflict with its evidence window, by unit index.
+
+        A unit the model already calls a contradiction is not parsed: the check can only lower a score."""
+        if self.structure is None or self.granularity != "sentence":
+            return {}
+        found: dict[int, StructureConflict] = {}
+        c_prob = unit_enc[..., 2].mean(axis=1)
+        todo = [ui for ui in range(len(units)) if c_prob[ui] < 0.9 and ui not in skip]
+        wins = {ui: units[ui].windows[best[ui] - units[ui].first_pair] for ui in todo}
+        for ui, c in zip(todo, self.structure.conflicts([(units[ui].claim_span.text, wins[ui].text) for ui in todo])):
+            if c is not None:
+                u, win = units[ui], wins[ui]
+                # Offsets into the claim and the source, like every other span of a verdict.
+                found[ui] = StructureConflict(start=u.claim_span.start + c.start, end=u.claim_span.start + c.end, text=c.text, kind=c.kind,
+                                              suggestion=c.suggestion, evidence_start=win.start + c.evidence_start,
+                                              evidence_end=win.start + c.evidence_end)
+        return found
 
     def decide(self, score: float, uncertainty: float | None = None) -> Label:
         """The label of a verdict with this score (and MC-dropout spread)."""

@@ -72,6 +72,18 @@ class SpanModel(BaseModel):
         return {k: v for k, v in d.items() if v is not None or k in ("start", "end", "text")}
 
 
+class StructureConflictModel(BaseModel):
+    """:class:`veridic.types.StructureConflict`."""
+
+    start: int
+    end: int
+    text: str
+    kind: Literal["swap", "reversal"]
+    suggestion: str
+    evidence_start: int
+    evidence_end: int
+
+
 class SentenceVerdictModel(BaseModel):
     """:meth:`veridic.types.SentenceVerdict.to_dict`: ``start``/``end``/``text`` locate the sentence in the claim."""
 
@@ -84,6 +96,9 @@ class SentenceVerdictModel(BaseModel):
     c: float
     uncertainty: float | None
     evidence: SpanModel | None
+    conflict: StructureConflictModel | None = Field(
+        default=None, description="Exchanged roles or a reversed predicate found by the structure check (offsets into the claim and the source); "
+                                  "the sentence is then judged a contradiction (e, n, c = 0, 0, 1).")
 
 
 class VerdictModel(BaseModel):

@@ -1,0 +1,116 @@
+"""The NLI scorers' structure check (swapped roles, reversed predicates) and verbatim support (issue 14)."""
+
+import pytest
+from fakes import ENTAIL, FakeNLIBackend
+
+from veridic.config import ScorerConfig
+from veridic.errors import ConfigError
+from veridic.nli import NLIScorer
+from veridic.nli.structure import StructureCheck
+from veridic.registry import build_scorer
+
+EV = "Google bought YouTube from its founders in 2006."
+
+
+@pytest.fixture(scope="module")
+def check(nlp):
+    return StructureCheck(nlp=nlp)
+
+
+# Same words, different meaning: each must be a conflict of the given kind.
+@pytest.mark.parametrize("claim,evidence,kind,text", [
+    ("YouTube bought Google from its founders in 2006.", EV, "swap", "YouTube bought Google"),
+    ("Google was bought by YouTube in 2006.", EV, "swap", "Google was bought by YouTube"),
+    ("Google sold YouTube to its founders in 2006.", EV, "swap", "Google sold YouTube to its founders"),
+    ("The ferry sailed from Calais to Dover.", "The ferry sailed from Dover to Calais.", "swap", "Calais to Dover"),
+    ("The strike ended the war in 1914.", "The strike started the war in 1914.", "reversal", "ended"),
+    ("Kasparov defeated Deep Blue in 1997.", "Deep Blue defeated Kasparov in 1997.", "swap", "Kasparov defeated Deep Blue"),
+])
+def test_exchanged_roles_are_conflicts(check, claim, evidence, kind, text):
+    c = check.conflict(claim=claim, evidence=evidence)
+    assert c is not None and c.kind == kind and c.text == text
+    assert claim[c.start:c.end] == c.text
+    assert 0 <= c.evidence_start < c.evidence_end <= len(evidence)
+
+
+# Different words (or order), same meaning: none may be a conflict.
+@pytest.mark.parametrize("claim,evidence", [
+    ("YouTube was bought by Google in 2006.", EV),  # passive, roles kept
+    ("Its founders sold YouTube to Google in 2006.", EV),  # converse
+    ("Kasparov lost to Deep Blue in 1997.", "Deep Blue defeated Kasparov in 1997."),  # converse
+    ("Messi met Ronaldo in Lisbon.", "Ronaldo met Messi in Lisbon."),  # symmetric predicate
+    ("Hansa Credit merged with Dresden Bank in 2018.", "Dresden Bank merged with Hansa Credit in 2018."),  # comitative "with"
+    ("Jordan signed a peace treaty with Israel in 1994.", "Israel signed a peace treaty with Jordan in 1994."),
+    ("In 2006 Google bought YouTube.", EV),
+])
+def test_faithful_rewrites_are_not_conflicts(check, claim, evidence):
+    assert check.conflict(claim=claim, evidence=evidence) is None
+
+
+def test_a_pipeline_without_a_parser_is_refused(nlp):
+    spacy = pytest.importorskip("spacy")
+    with pytest.raises(ConfigError, match="parser"):
+        StructureCheck(nlp=spacy.blank("en"))
+
+
+def test_scorer_overrides_the_model_on_a_swap_and_reports_where(check):
+    src = "It was a busy year. " + EV
+    claim = "Analysts cheered. YouTube bought Google from its founders in 2006."
+    b = FakeNLIBackend()  # word overlap: a swap shares every word, so the model entails it
+    plain = NLIScorer(backend=b, method="e-c", structure_check=False, structure=check).score(sources=[src], claims=[claim])[0]
+    assert plain.sentences[1].score > 0.8 and plain.sentences[1].conflict is None
+    v = NLIScorer(backend=b, method="e-c", structure=check).score(sources=[src], claims=[claim])[0]
+    s = v.sentences[1]
+    assert (s.e, s.n, s.c, s.score) == (0.0, 0.0, 1.0, -1.0)
+    assert claim[s.conflict.start:s.conflict.end] == "YouTube bought Google"  # offsets into the claim
+    assert src[s.conflict.evidence_start:s.conflict.evidence_end].startswith("Google bought YouTube")  # into the source
+    assert v.sentences[0].score == plain.sentences[0].score  # the other sentence is the model's
+    assert v.score == pytest.approx((plain.sentences[0].score - 1.0) / 2)
+    assert v.to_dict()["sentences"][1]["conflict"]["kind"] == "swap"
+
+
+def test_mc_samples_of_a_vetoed_sentence_agree(check):
+    v = NLIScorer(backend=FakeNLIBackend(), method="e-c", mc_samples=4, structure=check).score(
+        sources=[EV], claims=["Google was bought by YouTube in 2006."])[0]
+    assert v.score == -1.0 and v.uncertainty == 0.0
+
+
+def test_document_granularity_and_no_checker_leave_the_model_alone(check):
+    claim = "YouTube bought Google from its founders in 2006."
+    doc = NLIScorer(backend=FakeNLIBackend(), method="e-c", granularity="document", structure=check).score(sources=[EV], claims=[claim])[0]
+    none = NLIScorer(backend=FakeNLIBackend(), method="e-c").score(sources=[EV], claims=[claim])[0]
+    assert doc.score > 0.8 and none.score > 0.8
+
+
+def test_a_verbatim_copy_is_entailed_whatever_the_model_says():
+    src = "Acme was founded in 2001. Google acquired YouTube in 2006. It rained."
+    b = FakeNLIBackend({"Google acquired": [0.01, 0.03, 0.96]})  # the embedded model's real mistake
+    v = NLIScorer(backend=b, method="e-c").score(sources=[src], claims=["google acquired YouTube, in 2006!  It rained."])[0]
+    s = v.sentences[0]
+    assert (s.e, s.c, s.score) == (1.0, 0.0, 1.0)
+    assert s.evidence.label == "verbatim" and src[s.evidence.start:s.evidence.end] == "Google acquired YouTube in 2006."
+    assert v.sentences[1].evidence.label is None  # "It rained." is under three words: the model's verdict
+    off = NLIScorer(backend=b, method="e-c", verbatim_support=False).score(sources=[src], claims=["Google acquired YouTube in 2006."])[0]
+    assert off.score == pytest.approx(0.01 - 0.96)
+    near = NLIScorer(backend=b, method="e-c").score(sources=[src], claims=["Google acquired YouTube in 2007."])[0]
+    assert near.score == pytest.approx(0.01 - 0.96)  # one word differs: not a copy
+
+
+def test_the_registry_builds_the_check_from_the_config(nlp):
+    b = FakeNLIBackend({"": ENTAIL})
+    on = build_scorer("e-c", backend=b)
+    assert on.structure is not None and on.describe()["structure_check"]["veto_kinds"] == ["reversal", "swap"]
+    assert build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=b).structure is None
+    assert build_scorer("e-c-doc", backend=b).structure is None  # document level: nothing to pair sentences with
+    hy = build_scorer("hybrid", backend=b)
+    assert hy.nli.structure is on.structure  # loaded once per process
+    with pytest.raises(ConfigError, match="structure_check must be true or false"):
+        ScorerConfig(structure_check="yes")
+
+
+def test_cli_flags_reach_the_config():
+    from veridic.cli_options import scorer_config
+
+    assert scorer_config(None, structure_check=False).structure_check is False
+    assert scorer_config(None, verbatim_support=False).verbatim_support is False
+    assert scorer_config(None).structure_check is True
