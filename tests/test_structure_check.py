@@ -114,3 +114,29 @@ def test_cli_flags_reach_the_config():
     assert scorer_config(None, structure_check=False).structure_check is False
     assert scorer_config(None, verbatim_support=False).verbatim_support is False
     assert scorer_config(None).structure_check is True
+
+
+def test_the_detector_reports_the_scorers_conflict_as_a_relation_error(nlp):
+    """A conflict the scorer found against its NLI window reaches the detector's spans with its fix, even when the
+    detector's own frame check (against the aligned evidence sentences) stays silent."""
+    from dataclasses import replace
+
+    from veridic.detect import HallucinationDetector
+    from veridic.types import StructureConflict
+
+    ev, p = "Alice met Bob in Paris in 2019.", "Bob met Alice in Paris in 2019."  # symmetric: the frame check is silent
+
+    class Injecting(NLIScorer):
+        def score(self, **kw):
+            out = []
+            for v in super().score(**kw):
+                s = v.sentences[0]
+                k = StructureConflict(start=0, end=13, text="Bob met Alice", kind="swap", suggestion="Alice met Bob", evidence_start=0, evidence_end=13)
+                out.append(replace(v, sentences=(replace(s, e=0.0, n=0.0, c=1.0, score=-1.0, conflict=k),)))
+            return out
+
+    r = HallucinationDetector(scorer=Injecting(backend=FakeNLIBackend({"": ENTAIL}, max_length=256)), nlp=nlp).detect(passage=p, evidence=ev)
+    assert [(s.type, s.text, s.suggestion, s.reason) for s in r.spans] == [("relation", "Bob met Alice", "Alice met Bob", "structure-swap")]
+    assert r.edited == "Alice met Bob in Paris in 2019."
+    plain = HallucinationDetector(scorer=NLIScorer(backend=FakeNLIBackend({"": ENTAIL}, max_length=256)), nlp=nlp).detect(passage=p, evidence=ev)
+    assert plain.spans == ()

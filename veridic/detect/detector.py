@@ -378,6 +378,13 @@ class HallucinationDetector:
                 start=start, end=end, text=passage[start:end], type=st.type,
                 confidence=_clamp(0.6 + 0.4 * max(c, 1.0 - e)), evidence=ev_span(st.evidence_start, st.evidence_end),
                 suggestion=st.suggestion, reason=f"structure-{st.kind}"))
+        k = sv.conflict
+        if k is not None and not any(s.type == "relation" for s in out):
+            # The scorer's structure check found roles exchanged (or a reversed predicate) against the NLI window
+            # itself, where the frames of the aligned evidence sentences did not show it: report it as it found it.
+            out.append(HallucinationSpan(
+                start=k.start, end=k.end, text=passage[k.start:k.end], type="relation", confidence=_clamp(0.6 + 0.4 * max(c, 1.0 - e)),
+                evidence=ev_span(k.evidence_start, k.evidence_end), suggestion=k.suggestion, reason=f"structure-{k.kind}"))
         if alt is not None and alt_overlap >= self.polarity_override and not any(s.type == "relation" for s in out):
             # An antonym ("last" for "first") in a sentence that otherwise says what the evidence says.
             out.extend(relation_span(f, alt_overlap, f"relation-{f.kind}")

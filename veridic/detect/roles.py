@@ -296,8 +296,18 @@ def _reciprocal(f: Frame, r1: str | None, r2: str | None, x: Any = None, y: Any 
 def _stated(f: Frame, efs: list[Frame], roles: tuple[str, ...]) -> bool:
     """Some evidence frame of the same predicate holds ``f``'s arguments in ``roles`` as the claim does: the
     evidence states it outright, so another frame's exchanged arguments are not what the claim says
-    ("a major outranks a lieutenant, but a lieutenant general outranks a major general")."""
-    return any(_same_pred(f.lemma, g.lemma) and all(r in g.args and arg_match(f.args[r], g.args[r]) for r in roles) for g in efs)
+    ("a major outranks a lieutenant, but a lieutenant general outranks a major general"). With two roles the
+    in-order reading must also fit at least as well as the exchanged one: "army" and "armies" match each
+    other both ways, so only the closer pairing counts."""
+    for g in efs:
+        if not _same_pred(f.lemma, g.lemma) or not all(r in g.args and arg_match(f.args[r], g.args[r]) for r in roles):
+            continue
+        if len(roles) == 2:
+            (x1, x2), (y1, y2) = (f.args[r] for r in roles), (g.args[r] for r in roles)
+            if _sim(x1, y2) + _sim(x2, y1) > _sim(x1, y1) + _sim(x2, y2):
+                continue
+        return True
+    return False
 
 
 def _converse(f: Frame) -> Frame | None:
