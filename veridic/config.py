@@ -64,9 +64,9 @@ class ScorerConfig:
     ``threshold``: on the verdict-score scale (None: the method's default,
     0.5 for ``e``/``hybrid``, 0.0 for ``e-c``). ``abstain_above``: label
     ``abstain`` when the MC-dropout std exceeds it (needs ``mc_samples``).
-    ``structure_check``: parse each claim sentence the model finds supported
-    and its evidence, and judge it a contradiction when two arguments are
-    in exchanged roles or the predicate is reversed ("YouTube acquired
+    ``structure_check``: parse each claim sentence and its evidence window,
+    and judge it a contradiction when two arguments are in exchanged roles
+    or the predicate is reversed ("YouTube acquired
     Google" against "Google acquired YouTube"; :mod:`veridic.nli.structure`;
     needs spaCy). ``verbatim_support``: a claim sentence that repeats a
     source sentence word for word (case and punctuation aside) is entailed,

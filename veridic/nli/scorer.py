@@ -278,7 +278,7 @@ class NLIScorer:
         else:
             unit_enc = enc[best][:, None, :]  # [U, 1, 3]
         copied = [ui for ui, u in enumerate(units) if u.copied is not None]
-        conflicts = self._check_structure(units, best, unit_enc, skip=set(copied))
+        conflicts = self._check_structure(units, best, skip=set(copied))
         if conflicts or copied:
             unit_enc = unit_enc.copy()
             for ui in conflicts:
@@ -343,15 +343,15 @@ class NLIScorer:
             )
         return verdicts
 
-    def _check_structure(self, units: list[_Unit], best: list[int], unit_enc: np.ndarray, *, skip: set[int]) -> dict[int, StructureConflict]:
+    def _check_structure(self, units: list[_Unit], best: list[int], *, skip: set[int]) -> dict[int, StructureConflict]:
         """Units whose sentence the structure check finds in conflict with its evidence window, by unit index.
 
-        A unit the model already calls a contradiction is not parsed: the check can only lower a score."""
+        Every sentence is checked, those the model already calls contradictions too, so that a verdict says
+        why whenever the parse shows exchanged roles."""
         if self.structure is None or self.granularity != "sentence":
             return {}
         found: dict[int, StructureConflict] = {}
-        c_prob = unit_enc[..., 2].mean(axis=1)
-        todo = [ui for ui in range(len(units)) if c_prob[ui] < 0.9 and ui not in skip]
+        todo = [ui for ui in range(len(units)) if ui not in skip]
         wins = {ui: units[ui].windows[best[ui] - units[ui].first_pair] for ui in todo}
         for ui, c in zip(todo, self.structure.conflicts([(units[ui].claim_span.text, wins[ui].text) for ui in todo])):
             if c is not None:
