@@ -20,7 +20,7 @@ fire on faithful sentences as often as on unfaithful ones, while swaps and rever
 about 1,000 rows (docs/benchmarks.md, issue 14, session 12).
 
 It costs a parse of each claim sentence and of its best window (spaCy's small English pipeline,
-batched, cached per text): about 1.3× the CPU seconds of the model alone on long-document summaries.
+batched, cached per text): 1.2–1.4× the CPU seconds of the model alone (docs/benchmarks.md).
 A sentence copied word for word from the source (verbatim support) is not parsed.
 
 >>> check = load_structure_check()
