@@ -140,3 +140,21 @@ def test_the_detector_reports_the_scorers_conflict_as_a_relation_error(nlp):
     assert r.edited == "Alice met Bob in Paris in 2019."
     plain = HallucinationDetector(scorer=NLIScorer(backend=FakeNLIBackend({"": ENTAIL}, max_length=256)), nlp=nlp).detect(passage=p, evidence=ev)
     assert plain.spans == ()
+
+
+@pytest.mark.integration
+def test_the_default_scorer_tells_who_acquired_whom_and_accepts_a_copy():
+    """The issue's own contrast, through veridic.score's default (embedded model, int8 ONNX, hybrid): the model
+    alone entails neither the copy nor rejects the swap for the right reason; the default does both."""
+    import veridic
+
+    src = "Google acquired YouTube in 2006."
+    copy, swap, passive, passive_swap = veridic.score(
+        sources=[src] * 4,
+        claims=[src, "YouTube acquired Google in 2006.", "YouTube was acquired by Google in 2006.", "Google was acquired by YouTube in 2006."])
+    assert copy.label == "supported" and copy.sentences[0].evidence.label == "verbatim"
+    for v, text in ((swap, "YouTube acquired Google"), (passive_swap, "Google was acquired by YouTube")):
+        assert v.label == "unsupported" and v.sentences[0].conflict.text == text and v.sentences[0].score == -1.0
+    assert passive.sentences[0].conflict is None and passive.score > swap.score
+    model_only = veridic.score(sources=[src], claims=[src], structure_check=False, verbatim_support=False)[0]
+    assert model_only.sentences[0].score < 0  # the embedded model's copy mistake that verbatim support corrects
