@@ -100,9 +100,22 @@ class StructureCheck:
                 self._cache.popitem(last=False)
 
     def conflicts(self, pairs: list[tuple[str, str]]) -> list[StructureConflict | None]:
-        """:meth:`conflict` for many ``(claim, evidence)`` pairs, their texts parsed in one batch."""
-        self._parse_many([t for pair in pairs for t in pair if t.strip()])
-        return [self.conflict(claim=c, evidence=e) for c, e in pairs]
+        """:meth:`conflict` for many ``(claim, evidence)`` pairs, their texts parsed in batches.
+
+        Claims are parsed first: one with no predicate frame and no "from … to …" route cannot conflict with
+        anything, so its evidence is never parsed (about a fifth of summary sentences, a third of dialogue turns).
+        """
+        self._parse_many([c for c, _ in pairs if c.strip()])
+        checkable = [(c, e) for c, e in pairs if c.strip() and e.strip() and self._can_conflict(c)]
+        self._parse_many([e for _, e in checkable])
+        keep = set(checkable)
+        return [self.conflict(claim=c, evidence=e) if (c, e) in keep else None for c, e in pairs]
+
+    def _can_conflict(self, claim: str) -> bool:
+        from veridic.detect.roles import _routes, frames
+
+        doc = self._parse(claim)
+        return any(frames(s) or _routes(s) for s in doc.sents)
 
     def conflict(self, *, claim: str, evidence: str) -> StructureConflict | None:
         """The first swap or reversal of ``claim`` (a sentence) against ``evidence``, or None.
@@ -112,6 +125,8 @@ class StructureCheck:
         from veridic.detect.roles import frames, structural_errors
 
         if not claim.strip() or not evidence.strip():
+            return None
+        if not self._can_conflict(claim):
             return None
         cdoc, edoc = self._parse(claim), self._parse(evidence)
         efs = frames(edoc[:])
