@@ -25,6 +25,8 @@ def check(nlp):
     ("The ferry sailed from Calais to Dover.", "The ferry sailed from Dover to Calais.", "swap", "Calais to Dover"),
     ("The strike ended the war in 1914.", "The strike started the war in 1914.", "reversal", "ended"),
     ("Kasparov defeated Deep Blue in 1997.", "Deep Blue defeated Kasparov in 1997.", "swap", "Kasparov defeated Deep Blue"),
+    # A "with" that is not the doer's companion: only the doer and the companion may trade places.
+    ("The board replaced the CFO with the CEO in May.", "The board replaced the CEO with the CFO in May.", "swap", "the CFO with the CEO"),
 ])
 def test_exchanged_roles_are_conflicts(check, claim, evidence, kind, text):
     c = check.conflict(claim=claim, evidence=evidence)

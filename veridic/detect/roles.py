@@ -282,15 +282,17 @@ def _comitative(t: Any, f: Frame) -> bool:
 
 
 def _reciprocal(f: Frame, r1: str | None, r2: str | None, x: Any = None, y: Any = None) -> bool:
-    """Whether exchanging the arguments ``x`` / ``y`` (roles ``r1`` / ``r2`` of ``f``; a role may be None when
-    the name sits outside the frame) keeps the meaning: a symmetric predicate ("A met B"), or a comitative
-    "with" ("A collaborated with B", "A is twinned with B", "A signed a treaty with B"), which English reads
-    as a joint action of both."""
+    """Whether exchanging the arguments ``x`` / ``y`` (roles ``r1`` / ``r2`` of ``f``; a role is None when the
+    name sits outside the frame) keeps the meaning: a symmetric predicate ("A met B"), or the doer and a
+    comitative "with" companion ("A collaborated with B", "A is twinned with B", "A signed a treaty with B"),
+    which English reads as a joint action of both. Only the doer pairs with the companion: "replaced A with B"
+    is not "replaced B with A"."""
     if is_symmetric_predicate(f.lemma):
         return True
-    if "obl:with" in (r1, r2) and ({r1, r2} <= {"subj", "obl:with", None} or (f.passive and {r1, r2} <= {"obj", "obl:with"})):
-        return True
-    return _comitative(x, f) or _comitative(y, f)
+    # The doer: the subject, the undergoer-subject of a passive ("A is twinned with B"), or a subject the
+    # parser left outside the frame ("Sofia Ortiz co-founded the company with Wei Liang").
+    doer = {"subj", None} | ({"obj"} if f.passive else set())
+    return (r2 in doer and _comitative(x, f)) or (r1 in doer and _comitative(y, f))
 
 
 def _stated(f: Frame, efs: list[Frame], roles: tuple[str, ...]) -> bool:
