@@ -32,8 +32,9 @@ from sklearn.metrics import roc_auc_score
 
 from veridic.bench.datasets import load_datasets
 from veridic.config import ScorerConfig
-from veridic.nli import CachedBackend, NLIScorer, load_backend
+from veridic.nli import CachedBackend, load_backend
 from veridic.nli.hybrid import ALL_FEATURES, HybridWeights, features_from_verdict, fit_hybrid
+from veridic.registry import build_scorer
 
 
 CANDIDATE_SETS = (
@@ -87,9 +88,7 @@ def compute_features(*, model: str | None, specs: list[str], out: Path, batch: i
                        **({"window_sentences": window_sentences} if window_sentences else {}),
                        **({"max_windows": max_windows} if max_windows else {}),
                        structure_check=structure_check, verbatim_support=verbatim_support)
-    from veridic.registry import _structure
-
-    scorer = NLIScorer(backend=backend, config=cfg, structure=_structure(cfg))
+    scorer = build_scorer(cfg, backend=backend)  # the one path from a config to a scorer (and its structure check)
     tasks = _tasks(specs)
     rows = []
     for ds in load_datasets(specs=specs):

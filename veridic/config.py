@@ -66,12 +66,12 @@ class ScorerConfig:
     ``abstain`` when the MC-dropout std exceeds it (needs ``mc_samples``).
     ``structure_check``: parse each claim sentence and its evidence window,
     and judge it a contradiction when two arguments are in exchanged roles
-    or the predicate is reversed ("YouTube acquired
-    Google" against "Google acquired YouTube"; :mod:`veridic.nli.structure`;
-    needs spaCy). ``verbatim_support``: a claim sentence that repeats a
-    source sentence word for word (case and punctuation aside) is entailed,
-    whatever the model says (the embedded model calls most such copies
-    contradictions). ``hybrid_weights``: a ``hybrid.json`` path (None: the weights shipped
+    or the predicate is reversed ("YouTube acquired Google" against "Google
+    acquired YouTube"; :mod:`veridic.nli.structure`; needs spaCy).
+    ``verbatim_support``: a claim sentence that repeats a source sentence
+    word for word (case and punctuation aside) is entailed, whatever the
+    model says (the embedded model calls most such copies contradictions).
+    ``hybrid_weights``: a ``hybrid.json`` path (None: the weights shipped
     with the model). ``name``: what reports call the scorer (default derived).
     """
 

@@ -368,23 +368,22 @@ class HallucinationDetector:
         # roles, reversed predicates and a wrong entity in a role override the NLI (small models entail
         # "YouTube acquired Google" from "Google acquired YouTube"); another verb with the same
         # arguments only counts when the NLI does not find the sentence supported.
+        def structure_span(start: int, end: int, typ: str, found: Any) -> HallucinationSpan:
+            return HallucinationSpan(
+                start=start, end=end, text=passage[start:end], type=typ, confidence=_clamp(0.6 + 0.4 * max(c, 1.0 - e)),
+                evidence=ev_span(found.evidence_start, found.evidence_end), suggestion=found.suggestion, reason=f"structure-{found.kind}")
+
         aligned = self._aligned_frames(sent, edoc, ev_frames, window)
         for st in structural_errors(sent, edoc, evidence_frames=aligned):
             if st.kind == "verb" and (supported or e >= self.strong_support
                                       or not self._verb_explains(sent, st, evidence, e)):
                 continue
-            start, end = base + st.start, base + st.end
-            out.append(HallucinationSpan(
-                start=start, end=end, text=passage[start:end], type=st.type,
-                confidence=_clamp(0.6 + 0.4 * max(c, 1.0 - e)), evidence=ev_span(st.evidence_start, st.evidence_end),
-                suggestion=st.suggestion, reason=f"structure-{st.kind}"))
+            out.append(structure_span(base + st.start, base + st.end, st.type, st))
         k = sv.conflict
         if k is not None and not any(s.type == "relation" for s in out):
             # The scorer's structure check found roles exchanged (or a reversed predicate) against the NLI window
             # itself, where the frames of the aligned evidence sentences did not show it: report it as it found it.
-            out.append(HallucinationSpan(
-                start=k.start, end=k.end, text=passage[k.start:k.end], type="relation", confidence=_clamp(0.6 + 0.4 * max(c, 1.0 - e)),
-                evidence=ev_span(k.evidence_start, k.evidence_end), suggestion=k.suggestion, reason=f"structure-{k.kind}"))
+            out.append(structure_span(k.start, k.end, "relation", k))
         if alt is not None and alt_overlap >= self.polarity_override and not any(s.type == "relation" for s in out):
             # An antonym ("last" for "first") in a sentence that otherwise says what the evidence says.
             out.extend(relation_span(f, alt_overlap, f"relation-{f.kind}")

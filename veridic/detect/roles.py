@@ -36,7 +36,7 @@ from typing import Any
 
 from veridic.synth.lexicon import ANTONYMS, CONVERSES, REVERSALS, SYNONYMS, is_symmetric_predicate
 
-__all__ = ["restated", "lexical_coverage", "uncovered_tokens", "uncovered_phrases", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
+__all__ = ["has_structure", "restated", "lexical_coverage", "uncovered_tokens", "uncovered_phrases", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
 
 _PRONOUN_CASE = {"he": "him", "him": "he", "she": "her", "her": "she", "they": "them", "them": "they",
                  "i": "me", "me": "i", "we": "us", "us": "we"}
@@ -420,6 +420,12 @@ def _swap_fix(doc: Any, x: Any, y: Any, *, whole: bool = False) -> tuple[int, in
     x_tok, y_tok = (x, y) if span(x)[0] == a0 else (y, x)
     new = recase(second, y_tok, sent_start) + mid + recase(first, x_tok, False)
     return a0, b1, new
+
+
+def has_structure(span: Any) -> bool:
+    """Whether :func:`structural_errors` can report anything for ``span``: it holds a predicate frame or a
+    "from … to …" route. A span without either needs no evidence parsed to be cleared."""
+    return bool(frames(span) or _routes(span))
 
 
 def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Frame] | None = None) -> list[StructuralError]:

@@ -73,31 +73,20 @@ class StructureCheck:
         meta = getattr(self.nlp, "meta", {}) or {}
         return {"parser": f"{meta.get('lang', 'en')}_{meta.get('name', '?')}-{meta.get('version', '?')}", "veto_kinds": sorted(VETO_KINDS)}
 
-    def _parse(self, text: str) -> Any:
-        with self._lock:
-            doc = self._cache.get(text)
-            if doc is not None:
-                self._cache.move_to_end(text)
-                return doc
-            doc = self.nlp(text)
-            doc.tensor = doc.tensor[:0]
-            if self.cache_size:
-                self._cache[text] = doc
-                if len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
-            return doc
-
-    def _parse_many(self, texts: list[str]) -> None:
-        """Parse the texts not yet cached in one ``nlp.pipe`` call (batched: about twice as fast as one by one)."""
+    def _docs(self, texts: list[str]) -> list[Any]:
+        """The parses of ``texts``: cached ones reused, the rest parsed in one ``nlp.pipe`` call (batched: about
+        twice as fast as one by one). The cache keeps the ``cache_size`` most recent texts, and always this call's."""
         with self._lock:
             todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
-            if not todo:
-                return
             for text, doc in zip(todo, self.nlp.pipe(todo, batch_size=64)):
                 doc.tensor = doc.tensor[:0]  # the tok2vec output is not read again; dropping it keeps the cache small
                 self._cache[text] = doc
-            while len(self._cache) > max(self.cache_size, len(todo)):
+            for text in texts:
+                self._cache.move_to_end(text)
+            docs = [self._cache[t] for t in texts]
+            while len(self._cache) > max(self.cache_size, len(set(texts))):
                 self._cache.popitem(last=False)
+            return docs
 
     def conflicts(self, pairs: list[tuple[str, str]]) -> list[StructureConflict | None]:
         """:meth:`conflict` for many ``(claim, evidence)`` pairs, their texts parsed in batches.
@@ -105,30 +94,25 @@ class StructureCheck:
         Claims are parsed first: one with no predicate frame and no "from … to …" route cannot conflict with
         anything, so its evidence is never parsed (about a fifth of summary sentences, a third of dialogue turns).
         """
-        self._parse_many([c for c, _ in pairs if c.strip()])
-        checkable = [(c, e) for c, e in pairs if c.strip() and e.strip() and self._can_conflict(c)]
-        self._parse_many([e for _, e in checkable])
-        keep = set(checkable)
-        return [self.conflict(claim=c, evidence=e) if (c, e) in keep else None for c, e in pairs]
+        from veridic.detect.roles import has_structure
 
-    def _can_conflict(self, claim: str) -> bool:
-        from veridic.detect.roles import _routes, frames
-
-        doc = self._parse(claim)
-        return any(frames(s) or _routes(s) for s in doc.sents)
+        live = [i for i, (c, e) in enumerate(pairs) if c.strip() and e.strip()]
+        cdocs = dict(zip(live, self._docs([pairs[i][0] for i in live])))
+        live = [i for i in live if any(has_structure(s) for s in cdocs[i].sents)]
+        edocs = dict(zip(live, self._docs([pairs[i][1] for i in live])))
+        return [self._first_conflict(cdocs[i], edocs[i]) if i in edocs else None for i in range(len(pairs))]
 
     def conflict(self, *, claim: str, evidence: str) -> StructureConflict | None:
         """The first swap or reversal of ``claim`` (a sentence) against ``evidence``, or None.
 
         Offsets: ``start``/``end`` into ``claim``; ``evidence_start``/``evidence_end`` into ``evidence``.
         """
+        return self.conflicts([(claim, evidence)])[0]
+
+    @staticmethod
+    def _first_conflict(cdoc: Any, edoc: Any) -> StructureConflict | None:
         from veridic.detect.roles import frames, structural_errors
 
-        if not claim.strip() or not evidence.strip():
-            return None
-        if not self._can_conflict(claim):
-            return None
-        cdoc, edoc = self._parse(claim), self._parse(evidence)
         efs = frames(edoc[:])
         for sent in cdoc.sents:
             for err in structural_errors(sent, edoc[:], evidence_frames=efs):
