@@ -238,3 +238,72 @@ def test_train_nli_public_api_with_budget(tmp_path, toy_setup):
     summary = json.loads((tmp_path / "d" / "training_summary.json").read_text())
     assert final == tmp_path / "d" / "final" and (final / "model.safetensors").exists()
     assert summary["stopped_by"] == "time_budget" and summary["steps"] == 0
+
+
+def test_num_layers_keeps_the_first_layers_and_their_weights(tmp_path, toy_setup):
+    from transformers import AutoModelForSequenceClassification
+
+    from veridic.train.loop import Trainer
+
+    data_dir, model_dir = toy_setup
+    raw = _toy_config(model_dir, max_steps=1)
+    raw["model"]["num_layers"] = 1
+    cfg = config_from_dict(raw)
+    assert config_hash(cfg) != config_hash(config_from_dict(_toy_config(model_dir, max_steps=1)))
+    trainer = Trainer(config=cfg, output_dir=tmp_path / "cut", data_dir=data_dir)
+    model, _ = trainer._load_model()
+    full = AutoModelForSequenceClassification.from_pretrained(model_dir)
+    assert model.config.num_hidden_layers == 1 and full.config.num_hidden_layers == 2
+    # The kept layer is the pretrained first layer, not a fresh one.
+    kept = {k: v for k, v in model.state_dict().items() if ".layer.0." in k}
+    ref = full.state_dict()
+    assert kept and all(v.equal(ref[k]) for k, v in kept.items())
+    assert not any(".layer.1." in k for k in model.state_dict())
+    final = trainer.train()
+    assert AutoModelForSequenceClassification.from_pretrained(final).config.num_hidden_layers == 1
+
+
+def test_num_layers_is_validated(toy_setup):
+    _, model_dir = toy_setup
+    raw = _toy_config(model_dir)
+    raw["model"]["num_layers"] = 0
+    with pytest.raises(ConfigError, match="num_layers"):
+        config_from_dict(raw)
+
+
+def test_configs_without_num_layers_keep_their_hash(toy_setup):
+    # Checkpoints of runs started before the option existed must still resume.
+    _, model_dir = toy_setup
+    cfg = config_from_dict(_toy_config(model_dir))
+    d = cfg.to_dict()
+    d["model"].pop("num_layers")
+    import hashlib
+
+    d.pop("runtime")
+    d.pop("contrast")
+    assert config_hash(cfg) == hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def test_a_checkpoint_of_another_backbone_is_refused_naming_both(tmp_path, toy_setup):
+    from veridic.train.loop import Trainer
+
+    data_dir, model_dir = toy_setup
+    Trainer(config=config_from_dict(_toy_config(model_dir)), output_dir=tmp_path / "e", data_dir=data_dir).train(
+        stop_after_steps=1)
+    raw = _toy_config(model_dir)
+    raw["model"]["num_layers"] = 1
+    with pytest.raises(ConfigError, match=r"trained from .*tiny.* with config hash .*this config trains .*first 1 layers"):
+        Trainer(config=config_from_dict(raw), output_dir=tmp_path / "e", data_dir=data_dir).train(resume=True)
+
+
+def test_a_stage_stop_can_skip_the_full_evaluation(tmp_path, toy_setup):
+    from veridic.train import train_nli
+
+    data_dir, model_dir = toy_setup
+    raw = _toy_config(model_dir)
+    raw["runtime"].update(reserve_minutes=0.0, full_eval_on_stop=False)
+    raw["data"]["checkpoint_eval_cap"] = 3
+    train_nli(config=config_from_dict(raw), output_dir=tmp_path / "f", data_dir=data_dir, max_minutes=0.0)
+    summary = json.loads((tmp_path / "f" / "training_summary.json").read_text())
+    assert summary["stopped_by"] == "time_budget" and summary["held_out_partial"] is True
+    assert summary["held_out"]["n"] == 3 and summary["held_out_contrast"] == {}
