@@ -97,7 +97,7 @@ def test_raw_bodies_nan_non_utf8_surrogates_and_size(client):
     assert client.post("/v1/score", content=b'{"pairs": [{"source": "\xff\xfe", "claim": "x"}]}', headers=h).status_code in (400, 422)
     msg = _err(client.post("/v1/score", content=b'{"pairs": [{"source": "a\\ud800b", "claim": "x"}]}', headers=h), 422, "input_error")
     assert "surrogate" in msg
-    _err(client.post("/v1/score", content=b"{not json", headers=h), 422, "validation_error")
+    assert "not valid JSON" in _err(client.post("/v1/score", content=b"{not json", headers=h), 400, "bad_request")
     _err(client.post("/v1/score", content=b"[" * 50_000, headers=h), 413, "too_large")
     assert "nested too deeply" in _err(client.post("/v1/score", content=b"[" * 10_000 + b"]" * 10_000, headers=h), 400, "bad_request")
     assert "20000 bytes" in _err(client.post("/v1/score", content=b"x" * 30_000, headers=h), 413, "too_large")

@@ -190,7 +190,7 @@ def test_token_budget_refuses_costly_requests_within_the_character_limit():
     app = create_app(scorer=PairScorer(), settings=ServiceSettings(max_text_chars=5_000, max_request_tokens=20_000))
     with TestClient(app) as c:
         cjk = "猫が座った。" * 800  # 4,800 characters, ~4,800 estimated tokens
-        pairs = [{"source": cjk, "claim": "A. B. C. D. E."}]  # five claim sentences, each checked against the whole source
+        pairs = [{"source": cjk, "claim": "cat\ndog\nsat\nran\nred"}]  # five lines: five claim sentences, each checked against the whole source
         r = c.post("/v1/score", json={"pairs": pairs})
         assert r.status_code == 413, r.text
         assert "model tokens" in r.json()["error"]["message"] and "--max-request-tokens" in r.json()["error"]["message"]
@@ -293,7 +293,7 @@ def test_detect_over_the_token_budget_is_413_before_any_work():
     app = create_app(scorer=PairScorer(), detector=det, settings=ServiceSettings(max_text_chars=5_000, max_request_tokens=20_000))
     with TestClient(app) as c:
         cjk = "猫が座った。" * 800
-        r = c.post("/v1/detect", json={"passage": "A. B. C. D. E.", "evidence": cjk})
+        r = c.post("/v1/detect", json={"passage": "cat\ndog\nsat\nran\nred", "evidence": cjk})
         assert r.status_code == 413 and "--max-request-tokens" in r.json()["error"]["message"], r.text
         assert det.seen == []
         assert c.post("/v1/detect", json={"passage": "A cat sat.", "evidence": cjk}).status_code == 200

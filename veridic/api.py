@@ -55,11 +55,18 @@ def score(
     ``backend``: ``auto`` (ONNX int8 on the CPU when the model ships an int8
     export and no Monte-Carlo dropout is asked for, else torch), ``torch``,
     ``onnx`` or ``dummy``. ``device``: ``cpu``, ``cuda[:N]`` or ``auto``.
+    Sources over ``$VERIDIC_MAX_SOURCE_CHARS`` and claims over
+    ``$VERIDIC_MAX_CLAIM_CHARS`` / ``$VERIDIC_MAX_CLAIM_SENTENCES``
+    (:mod:`veridic.limits`) are an :class:`~veridic.errors.InputError`.
 
     >>> vs = score(sources=["Paris is in France."], claims=["Paris is in Spain."])
     >>> vs[0].label
     'unsupported'
     """
+    from veridic.limits import check_pairs
+
+    # The same guards as `veridic score` and the service, before any model loads.
+    check_pairs(sources=sources, claims=claims)
     if method is not None:
         options["method"] = method
     scorer = load_scorer(config, model=model, backend=backend, device=device, dtype=dtype, **options)

@@ -169,6 +169,9 @@ if typer is not None:
                 src = _pair_text(source, source_file, "--source")
                 check_text_length(src, what="source")
                 clm = _pair_text(claim, claim_file, "--claim")
+                from veridic.limits import check_claim
+
+                check_claim(clm)
                 ctx = None if context is None else O.read_text_arg(context, flag="--context")
                 _score_one(cfg, src, clm, ctx, as_json=as_json, output=output,
                            load=dict(model=model, backend=backend, device=device, dtype=dtype, batch_size=batch_size))

@@ -352,6 +352,12 @@ def record_to_pair(
         except UnicodeEncodeError as exc:
             raise DataFormatError(f"column {field_name!r} holds an unpaired surrogate (\\u{ord(value[exc.start]):04x} at character {exc.start}); fix the text's encoding.", path=path, row=row_number) from None
     check_text_length(values[source_field], what=f"column {source_field!r}", limit=max_source_chars, path=path, row=row_number)
+    from veridic.limits import check_claim
+
+    try:
+        check_claim(values[claim_field], what=f"column {claim_field!r}")
+    except InputError as exc:
+        raise DataFormatError(str(exc), path=path, row=row_number) from None
     context = row.get(context_field)
     if isinstance(context, str) and context.startswith("[") and path and path.endswith((".csv", ".tsv")):
         try:

@@ -156,8 +156,11 @@ class _Guard:
         state = scope.setdefault("state", {})
         state["request_id"] = rid
 
+        started = {"yes": False}
+
         async def send_wrapped(message):
             if message["type"] == "http.response.start":
+                started["yes"] = True
                 status["code"] = message["status"]
                 message.setdefault("headers", [])
                 message["headers"] = list(message["headers"]) + [(b"x-request-id", rid.encode())]
@@ -180,7 +183,16 @@ class _Guard:
                     return {"type": "http.request", "body": body, "more_body": False}
                 return await receive()
 
-            await self.app(scope, replay, send_wrapped)
+            try:
+                await self.app(scope, replay, send_wrapped)
+            except Exception as exc:
+                # Answered here, inside the guard, so a failure still carries x-request-id, is counted, and does not make
+                # uvicorn reset a kept-alive connection (Starlette's outermost handler re-raises after answering).
+                log.error("unhandled error", exc_info=exc, extra={"fields": {"request_id": rid}})
+                if started["yes"]:
+                    raise
+                await _error(500, "internal_error", "The service failed on this request; the log has the details (look up the x-request-id header).")(
+                    scope, receive, send_wrapped)
         finally:
             self.metrics.open_requests.dec()
             dt = time.perf_counter() - t0
@@ -243,13 +255,33 @@ def _validation_details(errors: Sequence[dict[str, Any]]) -> list[dict[str, Any]
     return [{"loc": [str(x) for x in e.get("loc", ())], "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))} for e in errors[:20]]
 
 
-def _check_text(value: str, *, what: str, limit: int) -> None:
-    if len(value) > limit:
-        raise ServiceError(413, "too_large", f"{what} is {len(value)} characters; the limit is {limit} (--max-text-chars). Split it or raise the limit.")
+def _check_unicode(value: str, *, what: str) -> None:
+    # JSON may carry an unpaired surrogate (\\ud800) that no UTF-8 response can echo: refuse it up front.
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ServiceError(422, "input_error", f"{what} holds an unpaired surrogate (\\u{ord(value[exc.start]):04x} at character {exc.start}); send valid Unicode text.") from None
+
+
+def _splitting(scorer: Any) -> tuple[str, str]:
+    """The sentence splitter and granularity ``scorer`` judges claims with (a hybrid scorer's are its NLI scorer's)."""
+    inner = getattr(scorer, "nli", scorer)
+    return str(getattr(inner, "splitter", "blingfire")), str(getattr(inner, "granularity", "sentence"))
+
+
+def _check_sentences(value: str, *, what: str, limit: int, splitter: str) -> None:
+    from veridic.limits import check_claim
+
+    try:
+        check_claim(value, what=what, max_chars=0, max_sentences=limit, sentences_setting="--max-claim-sentences", splitter=splitter)
+    except InputError as exc:
+        raise ServiceError(413, "too_large", str(exc)) from None
+
+
+def _check_text(value: str, *, what: str, limit: int) -> None:
+    if len(value) > limit:
+        raise ServiceError(413, "too_large", f"{what} is {len(value)} characters; the limit is {limit} (--max-text-chars). Split it or raise the limit.")
+    _check_unicode(value, what=what)
     if is_blank(value):  # zero-width and other invisible format characters count as empty, as in the library
         raise ServiceError(422, "input_error", f"{what} is empty (or only invisible characters); veridic does not judge empty text. Remove the pair or fill it in.")
 
@@ -342,6 +374,10 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError):
         details = _validation_details(exc.errors())
+        if any(d["type"] == "json_invalid" for d in details):
+            # Not JSON at all is a malformed request (400), not a well-formed one with bad values (422).
+            return _error(400, "bad_request", 'The body is not valid JSON; send a JSON object such as {"pairs": [{"source": "...", "claim": "..."}]}.',
+                          details)
         first = details[0] if details else {"loc": [], "msg": "invalid request"}
         where = ".".join(x for x in first["loc"] if x != "body") or "body"
         return _error(422, "validation_error", f"Invalid request at {where}: {first['msg']}. See /openapi.json for the schema.", details)
@@ -413,8 +449,12 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
                     t.encode("utf-8")
                 except UnicodeEncodeError:
                     raise ServiceError(422, "input_error", f"pairs[{i}].context holds an unpaired surrogate; send valid Unicode text.") from None
+            if p.id is not None:
+                _check_unicode(p.id, what=f"pairs[{i}].id")
+            splitter, granularity = _splitting(configured.get(key))
+            _check_sentences(p.claim, what=f"pairs[{i}].claim", limit=settings.max_claim_sentences, splitter=splitter)
             pairs.append((p.source, p.claim, normalise_context(p.context), key))
-            costs.append(estimate_pair_cost(*pairs[-1][:3]))
+            costs.append(estimate_pair_cost(*pairs[-1][:3], splitter=splitter, granularity=granularity))
         verdicts = await scheduled(request, pairs, costs, what="Scoring")
         return ScoreResponse(verdicts=[VerdictModel.model_validate(v.to_dict()) for v in verdicts], ids=[p.id for p in req.pairs],
                              model=model_name, method=configured.get(key).name if key is not None else method_name, version=_version())
@@ -426,8 +466,11 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
             raise ServiceError(503, "unavailable", "No detector is loaded in this service; start it with `veridic serve --detect` (needs the 'detect' extra).")
         _check_text(req.passage, what="passage", limit=settings.max_text_chars)
         _check_text(req.evidence, what="evidence", limit=settings.max_text_chars)
+        # the detector scores the passage as a claim against the evidence, with its scorer's splitter
+        splitter, _ = _splitting(getattr(detector, "scorer", None))
+        _check_sentences(req.passage, what="passage", limit=settings.max_claim_sentences, splitter=splitter)
         job = _Detection(passage=req.passage, evidence=req.evidence)
-        (res,) = await scheduled(request, [job], [estimate_pair_cost(req.evidence, req.passage)], what="Detection")
+        (res,) = await scheduled(request, [job], [estimate_pair_cost(req.evidence, req.passage, splitter=splitter)], what="Detection")
         return DetectionResultModel.model_validate(res.to_dict())
 
     @app.get("/v1/health", response_model=HealthResponse, summary="Liveness and the loaded model")

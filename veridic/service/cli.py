@@ -37,6 +37,8 @@ def serve(
     max_queue_pairs: int = typer.Option(2048, "--max-queue-pairs", help="Pairs allowed to wait for the model (503 past it)."),
     timeout: float = typer.Option(30.0, "--timeout", help="Server-side deadline of one request in seconds (408 past it; its unscored pairs are dropped)."),
     max_request_tokens: int = typer.Option(150_000, "--max-request-tokens", help="Compute budget of one request in estimated model tokens (413 past it)."),
+    max_claim_sentences: int = typer.Option(128, "--max-claim-sentences",
+                                            help="Sentences allowed in one claim or /v1/detect passage, counted by the scorer's splitter (every line break counts; 413 past it)."),
     max_batch_tokens: int = typer.Option(2_048, "--max-batch-tokens", help="Estimated tokens per model call; bounds how long small requests wait behind large ones."),
     header_timeout: float = typer.Option(10.0, "--header-timeout", help="Close connections whose request line and headers take longer than this (slow clients)."),
     body_timeout: float = typer.Option(20.0, "--body-timeout", help="Answer 408 when a request body takes longer than this to arrive."),
@@ -74,7 +76,7 @@ def serve(
                                    max_body_bytes=max_body_bytes, max_queue_pairs=max_queue_pairs, timeout_s=timeout, api_key=api_key,
                                    max_request_tokens=max_request_tokens, max_batch_tokens=max_batch_tokens, header_timeout_s=header_timeout,
                                    body_timeout_s=body_timeout, docs=docs, max_mc_samples=max_mc_samples,
-                                   express_tokens=express_tokens)
+                                   express_tokens=express_tokens, max_claim_sentences=max_claim_sentences)
         configure_json_logging(log_level)
         load = dict(model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype, max_mc_samples=max_mc_samples)
         scorer = build_scorer(cfg, **load)

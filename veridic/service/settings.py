@@ -29,9 +29,13 @@ class ServiceSettings:
     the pairs waiting for the model; past it requests get 503 at once rather
     than piling up. ``max_body_bytes``, ``max_pairs`` and ``max_text_chars``
     bound one request (413 past them), and so does ``max_request_tokens``,
-    a compute budget in estimated tokens (:func:`estimate_tokens`: each
-    claim sentence is checked against the whole source, so the cost is
-    source tokens × claim sentences + claim tokens). ``timeout_s`` is the
+    a compute budget in estimated tokens (:func:`estimate_pair_cost`: each
+    claim sentence, as the scorer's own splitter counts them, is priced
+    against the whole source, so the cost is source tokens × claim
+    sentences + claim tokens). ``max_claim_sentences`` bounds the sentences
+    of one claim (and of one /v1/detect passage), as
+    ``$VERIDIC_MAX_CLAIM_SENTENCES`` does in the library and the CLI
+    (413 past it). ``timeout_s`` is the
     server-side deadline of one request (408 past it): when it passes, or
     when the client disconnects, the request's queued pairs are dropped and
     only the batch already running finishes. ``header_timeout_s`` and
@@ -61,6 +65,7 @@ class ServiceSettings:
     docs: bool = True
     max_mc_samples: int = 0
     express_tokens: int = 512
+    max_claim_sentences: int = 128
 
     def __post_init__(self) -> None:
         checks = {
@@ -77,11 +82,13 @@ class ServiceSettings:
             "body_timeout_s": self.body_timeout_s > 0,
             "max_mc_samples": self.max_mc_samples >= 0,
             "express_tokens": self.express_tokens >= 1,
+            "max_claim_sentences": self.max_claim_sentences >= 1,
         }
         bad = [k for k, ok in checks.items() if not ok]
         if bad:
             raise ConfigError(f"Service settings out of range: {', '.join(f'{k}={getattr(self, k)!r}' for k in bad)} "
-                              "(batch_ms >= 0, max_batch/max_pairs/max_text_chars/max_queue_pairs/max_request_tokens/max_batch_tokens >= 1, max_body_bytes >= 64, "
+                              "(batch_ms >= 0, max_batch/max_pairs/max_text_chars/max_queue_pairs/max_request_tokens/max_batch_tokens/max_claim_sentences >= 1, "
+                              "max_body_bytes >= 64, "
                               "timeout_s/header_timeout_s/body_timeout_s > 0).")
         if self.api_key is not None and not self.api_key.strip():
             raise ConfigError("api_key is blank; pass a real key or leave it unset to disable authentication.")
@@ -119,13 +126,21 @@ def estimate_tokens(text: str) -> int:
     return sum(1 for _ in _TOKEN.finditer(text))
 
 
-def estimate_pair_cost(source: str, claim: str, context: str | None = None) -> int:
+def estimate_pair_cost(source: str, claim: str, context: str | None = None, *, splitter: str = "blingfire", granularity: str = "sentence") -> int:
     """Estimated tokens the scorer feeds the model for one pair: (source + context) × claim sentences + claim.
+
+    Claim sentences are those the scorer judges, counted by its own splitter
+    (:func:`veridic.limits.claim_sentences`: every newline is a break too);
+    ``granularity="document"`` judges the claim as one piece. Each sentence
+    is priced against the whole source, an upper bound of the windows it is
+    checked against.
 
     >>> estimate_pair_cost("A cat sat on the mat.", "A cat sat. It was red.")  # 7 source tokens x 2 sentences + 8
     22
+    >>> estimate_pair_cost("A cat sat on the mat.", "cat\nsat\nred")  # three lines are three sentences
+    24
     """
-    import re
+    from veridic.limits import claim_sentences
 
-    sentences = max(1, len(re.findall(r"[.!?。！？]+(?:\s|$)", claim.strip())))
+    sentences = 1 if granularity == "document" else claim_sentences(claim, splitter=splitter)
     return (estimate_tokens(source) + (estimate_tokens(context) if context else 0)) * sentences + estimate_tokens(claim)
