@@ -270,8 +270,8 @@ def synthetic_examples(rows: Sequence[Mapping[str, Any]], *, held_out_fraction: 
 
 
 def run_path(name: str | Path, out_dir: Path) -> Path:
-    """A config path: absolute as given, else relative to the run folder (where corpora live)."""
-    p = Path(name)
+    """A config path: absolute (or ``~/...``) as given, else relative to the run folder (where corpora live)."""
+    p = Path(name).expanduser()
     return p if p.is_absolute() else out_dir / p
 
 

