@@ -31,7 +31,7 @@ def main() -> None:
     def go(a: int) -> None:
         t = time.time()
         with httpx.Client(base_url=srv.url, timeout=120) as c:
-            r = c.post("/login", data={"name": f"a{a}", "password": f"pw{a}"})
+            r = c.post("/login", data={"name": f"a{a}", "password": f"secret-pw{a}"})
             t2 = time.time()
             r2 = c.get("/api/next")
             res.append((r.status_code, t2 - t, r2.status_code, time.time() - t2))

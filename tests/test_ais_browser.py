@@ -36,7 +36,7 @@ def test_two_annotators_complete_both_stages(browser, tmp_path):
     s.add_items("museum", [{"id": f"q{i}", "system": "sys", "output": f"It reopened in 2019 (answer {i}).",
                             "context": ["Tell me about the museum.", "When did it reopen?"], "source": SOURCE} for i in range(3)])
     for n in ("ann1", "ann2", "boss"):
-        s.add_annotator(n, password=f"pw-{n}", admin=n == "boss")
+        s.add_annotator(n, password=f"secret-pw-{n}", admin=n == "boss")
     srv = Server(db).start()
     try:
         for name in ("ann1", "ann2"):
@@ -44,7 +44,7 @@ def test_two_annotators_complete_both_stages(browser, tmp_path):
             page = ctx.new_page()
             page.goto(srv.url + "/login")
             page.fill("#name", name)
-            page.fill("#password", f"pw-{name}")
+            page.fill("#password", f"secret-pw-{name}")
             page.click("#login")
             for i in range(3):
                 page.wait_for_url("**/stage1")
@@ -61,7 +61,7 @@ def test_two_annotators_complete_both_stages(browser, tmp_path):
         page = ctx.new_page()
         page.goto(srv.url + "/login")
         page.fill("#name", "boss")
-        page.fill("#password", "pw-boss")
+        page.fill("#password", "secret-pw-boss")
         page.click("#login")
         page.wait_for_url("**/admin")
         progress = page.inner_text("#progress-museum")

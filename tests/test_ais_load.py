@@ -22,14 +22,14 @@ def _setup(db, *, items: int, k: int = 5) -> None:
     s.create_project("load", task="summarization", k=k)
     s.add_items("load", [{"id": f"i{i}", "system": f"s{i % 3}", "output": f"Output {i}.", "source": "Source."} for i in range(items)])
     for a in range(N_ANNOTATORS):
-        s.add_annotator(f"a{a}", password=f"pw{a}")
+        s.add_annotator(f"a{a}", password=f"secret-pw{a}")
     s.close()
 
 
 def _annotate(url: str, a: int, max_items: int, acks: list, errors: list, stop: threading.Event) -> None:
     try:
         with httpx.Client(base_url=url, timeout=60.0) as c:
-            r = c.post("/login", data={"name": f"a{a}", "password": f"pw{a}"})
+            r = c.post("/login", data={"name": f"a{a}", "password": f"secret-pw{a}"})
             if r.status_code != 303:
                 errors.append(("login", a, r.status_code))
                 return
@@ -116,7 +116,7 @@ def test_killed_server_keeps_every_acknowledged_judgment(tmp_path):
     srv2 = Server(db).start()
     try:
         with httpx.Client(base_url=srv2.url) as c:
-            assert c.post("/login", data={"name": "a0", "password": "pw0"}).status_code == 303
+            assert c.post("/login", data={"name": "a0", "password": "secret-pw0"}).status_code == 303
             assert len(c.get("/api/judgments").json()["judgments"]) == len({i for i in stored} & set(_ids_of(db, "a0")))
     finally:
         srv2.stop()

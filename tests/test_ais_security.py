@@ -27,8 +27,8 @@ def store(tmp_path):
     s = Store(tmp_path / "ais.sqlite", init=True)
     s.create_project("news", task="summarization", k=3)
     s.add_items("news", [{"id": f"d{i}", "system": "sysA", "output": f"Output number {i}.", "source": "A source."} for i in range(3)])
-    s.add_annotator("alice", password="pw-alice")
-    s.add_annotator("root", password="pw-root", admin=True)
+    s.add_annotator("alice", password="secret-pw-alice")
+    s.add_annotator("root", password="secret-pw-root", admin=True)
     yield s
     s.close()
 
@@ -36,7 +36,7 @@ def store(tmp_path):
 def _client(store, name=None, **kw):
     c = TestClient(create_app(store=store, n_resamples=50, **kw), follow_redirects=False)
     if name:
-        r = c.post("/login", data={"name": name, "password": f"pw-{name}"})
+        r = c.post("/login", data={"name": name, "password": f"secret-pw-{name}"})
         assert r.status_code == 303, r.text
     return c
 
@@ -51,12 +51,12 @@ def _with_cookie(store, token, **kw):
 @pytest.mark.parametrize("headers", [{"origin": "http://evil.example"}, {"referer": "http://evil.example/page"}, {"origin": "null"}])
 def test_cross_site_post_cannot_create_an_admin(store, headers):
     root = _client(store, "root")
-    r = root.post("/admin/annotators", data={"name": "mallory", "password": "pw", "admin": "1"}, headers=headers)
+    r = root.post("/admin/annotators", data={"name": "mallory", "password": "secret-pw", "admin": "1"}, headers=headers)
     assert r.status_code == 403
     assert "mallory" not in [a["name"] for a in store.annotators()]
 
 
-@pytest.mark.parametrize("path,data", [("/logout", {}), ("/items/1/stage1", {"answer": "yes"}), ("/login", {"name": "alice", "password": "pw-alice"})])
+@pytest.mark.parametrize("path,data", [("/logout", {}), ("/items/1/stage1", {"answer": "yes"}), ("/login", {"name": "alice", "password": "secret-pw-alice"})])
 def test_every_post_route_checks_the_origin(store, path, data):
     c = _client(store, "alice")
     assert c.post(path, data=data, headers={"origin": "https://evil.example"}).status_code == 403
@@ -65,9 +65,9 @@ def test_every_post_route_checks_the_origin(store, path, data):
 
 def test_same_origin_and_trusted_origin_posts_pass(store):
     root = _client(store, "root", trusted_origins=("https://ais.example.org",))
-    assert root.post("/admin/annotators", data={"name": "dave", "password": "pw"}, headers={"origin": "http://testserver"}).status_code == 303
-    assert root.post("/admin/annotators", data={"name": "erin", "password": "pw"}, headers={"origin": "https://ais.example.org"}).status_code == 303
-    assert root.post("/admin/annotators", data={"name": "fay", "password": "pw"}, headers={"referer": "http://testserver/admin"}).status_code == 303
+    assert root.post("/admin/annotators", data={"name": "dave", "password": "secret-pw"}, headers={"origin": "http://testserver"}).status_code == 303
+    assert root.post("/admin/annotators", data={"name": "erin", "password": "secret-pw"}, headers={"origin": "https://ais.example.org"}).status_code == 303
+    assert root.post("/admin/annotators", data={"name": "fay", "password": "secret-pw"}, headers={"referer": "http://testserver/admin"}).status_code == 303
 
 
 # --- sessions -----------------------------------------------------------------------------------
@@ -82,7 +82,7 @@ def test_logout_revokes_the_cookie(store):
 
 def test_password_change_revokes_every_other_session(store):
     laptop, phone = _client(store, "alice"), _client(store, "alice")
-    r = laptop.post("/account/password", data={"current": "pw-alice", "new": "new-pw"})
+    r = laptop.post("/account/password", data={"current": "secret-pw-alice", "new": "new-pw-2026"})
     assert r.status_code == 303
     assert phone.get("/api/next").status_code == 401
     assert laptop.get("/api/next").status_code == 200  # the changer gets a fresh session
@@ -114,11 +114,11 @@ def test_a_restart_keeps_sessions(store):
 
 def test_cookie_flags(store):
     plain = _client(store)
-    r = plain.post("/login", data={"name": "alice", "password": "pw-alice"})
+    r = plain.post("/login", data={"name": "alice", "password": "secret-pw-alice"})
     cookie = r.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie and "secure" not in cookie
     secure = _client(store, secure_cookies=True)
-    assert "secure" in secure.post("/login", data={"name": "alice", "password": "pw-alice"}).headers["set-cookie"].lower()
+    assert "secure" in secure.post("/login", data={"name": "alice", "password": "secret-pw-alice"}).headers["set-cookie"].lower()
 
 
 def test_old_database_must_be_upgraded(tmp_path):
@@ -141,9 +141,9 @@ def test_wrong_passwords_are_throttled_per_account(store):
         assert c.post("/login", data={"name": "alice", "password": "wrong"}).status_code == 401
     r = c.post("/login", data={"name": "alice", "password": "wrong"})
     assert r.status_code == 401  # the sixth failure locks the account
-    r = c.post("/login", data={"name": "alice", "password": "pw-alice"})
+    r = c.post("/login", data={"name": "alice", "password": "secret-pw-alice"})
     assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
-    assert c.post("/login", data={"name": "root", "password": "pw-root"}).status_code == 303  # other accounts unaffected
+    assert c.post("/login", data={"name": "root", "password": "secret-pw-root"}).status_code == 303  # other accounts unaffected
 
 
 def test_throttle_per_address_and_backoff_doubles():
@@ -186,7 +186,7 @@ def test_concurrent_logins_hash_at_most_four_passwords_at_once(store, monkeypatc
     monkeypatch.setattr(store, "authenticate", counted)
     c = _client(store)
     codes: list[int] = []
-    ts = [threading.Thread(target=lambda: codes.append(c.post("/login", data={"name": "alice", "password": "pw-alice"}).status_code)) for _ in range(16)]
+    ts = [threading.Thread(target=lambda: codes.append(c.post("/login", data={"name": "alice", "password": "secret-pw-alice"}).status_code)) for _ in range(16)]
     for t in ts:
         t.start()
     for t in ts:
@@ -253,7 +253,7 @@ def test_ais_serve_secure_cookies_flag_reaches_the_cookie(store, tmp_path, monke
     for flags, secure in (([], False), (["--secure-cookies"], True)):
         r = runner.invoke(app, ["serve", "--db", str(tmp_path / "ais.sqlite"), *flags])
         assert r.exit_code == 0, r.output
-        login = TestClient(seen["web"], follow_redirects=False).post("/login", data={"name": "alice", "password": "pw-alice"})
+        login = TestClient(seen["web"], follow_redirects=False).post("/login", data={"name": "alice", "password": "secret-pw-alice"})
         assert login.status_code == 303 and ("secure" in login.headers["set-cookie"].lower()) is secure
 
 

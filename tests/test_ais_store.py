@@ -44,7 +44,7 @@ class FakeNLI:
 
 
 def _fill(store: Store, project: str) -> None:
-    a = [store.add_annotator(f"{project}-r{i}", password="pw") for i in range(3)]
+    a = [store.add_annotator(f"{project}-r{i}", password="secret-pw") for i in range(3)]
     for ann in a:
         while (v := store.next_assignment(ann, project=project)) is not None:
             store.record(item_id=v.id, annotator_id=ann, stage="int", answer=True)

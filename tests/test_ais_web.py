@@ -27,8 +27,8 @@ def store(tmp_path):
     s.add_items("tables", [{"id": "t1", "output": "Ann won in 2001.", "table": {"title": "Results", "header": ["Year", "Winner"], "rows": [["2001", "Ann"]],
                                                                                   "highlighted": [[0, 1]]}}])
     for name in ("alice", "bob", "carol"):
-        s.add_annotator(name, password=f"pw-{name}")
-    s.add_annotator("root", password="pw-root", admin=True)
+        s.add_annotator(name, password=f"secret-pw-{name}")
+    s.add_annotator("root", password="secret-pw-root", admin=True)
     yield s
     s.close()
 
@@ -36,7 +36,7 @@ def store(tmp_path):
 def client(store, name=None):
     c = TestClient(create_app(store=store, secret="s" * 32, n_resamples=200), follow_redirects=False)
     if name:
-        r = c.post("/login", data={"name": name, "password": f"pw-{name}"})
+        r = c.post("/login", data={"name": name, "password": f"secret-pw-{name}"})
         assert r.status_code == 303 and r.headers["location"] == "/", r.text
     return c
 
@@ -143,7 +143,7 @@ def test_annotators_cannot_read_each_other(store):
 
 def test_admin_sees_progress_and_creates_annotators(store):
     root = client(store, "root")
-    assert root.post("/admin/annotators", data={"name": "dave", "password": "pw-dave", "expert": "1"}).status_code == 303
+    assert root.post("/admin/annotators", data={"name": "dave", "password": "secret-pw-dave", "expert": "1"}).status_code == 303
     assert client(store, "dave").get("/api/judgments").status_code == 200
     page = root.get("/admin").text
     assert "0 of 6 assignments done" in page and "dave (expert)" in page

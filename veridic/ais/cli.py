@@ -185,23 +185,38 @@ def serve_cmd(
     session_hours: Annotated[float, typer.Option("--session-hours", help="A login expires after this many hours.")] = 12.0,
     trusted_origin: Annotated[Optional[list[str]], typer.Option("--trusted-origin", help="Another origin allowed to POST (e.g. a reverse proxy's https://ais.example.org); repeatable.")] = None,
     secret: Annotated[Optional[str], typer.Option("--secret", hidden=True, help="Ignored: sessions are stored in the database, so no signing key is needed.")] = None,
+    forwarded_allow_ips: Annotated[str, typer.Option("--forwarded-allow-ips",
+                                                     help="Comma-separated addresses of reverse proxies whose X-Forwarded-For names the client "
+                                                          "(the login throttle counts per client address). Default: none, so the header is ignored; '*' trusts anyone.")] = "",
+    max_body_bytes: Annotated[int, typer.Option("--max-body-bytes", help="Request body size limit (413 past it, before the body is read).")] = 1 << 20,
+    header_timeout: Annotated[float, typer.Option("--header-timeout", help="Close connections whose request line and headers take longer than this (slow clients).")] = 10.0,
+    body_timeout: Annotated[float, typer.Option("--body-timeout", help="Answer 408 and close when a request body takes longer than this.")] = 20.0,
+    max_connections: Annotated[int, typer.Option("--max-connections", help="Concurrent connections and requests served; 503 past it.")] = 200,
 ) -> None:
     """Run the annotation web app (uvicorn); prints the URL to open."""
     try:
         import uvicorn
     except ImportError:
         _fail(VeridicError("veridic ais serve needs uvicorn: pip install 'veridic[ais]'"))
-    from veridic.ais.web import create_app
+    from veridic.ais.web import bound_malloc, create_app
+    from veridic.service.server import serve_app
 
     try:
-        web = create_app(db=_db(db), secure_cookies=secure_cookies, session_hours=session_hours, trusted_origins=tuple(trusted_origin or ()))
+        if max_connections < 1 or header_timeout <= 0:
+            raise VeridicError(f"--max-connections must be >= 1 and --header-timeout > 0; got {max_connections} and {header_timeout}.")
+        web = create_app(db=_db(db), secure_cookies=secure_cookies, session_hours=session_hours, trusted_origins=tuple(trusted_origin or ()),
+                         max_body_bytes=max_body_bytes, body_timeout_s=body_timeout)
     except VeridicError as exc:
         _fail(exc)
     shown = f"[{host}]" if ":" in host else ("127.0.0.1" if host == "0.0.0.0" else host)
     typer.echo(f"AIS annotation app for {_db(db)}: http://{shown}:{port}/login  (Ctrl+C stops it)"
                + ("  [cookies marked Secure: open it through your HTTPS proxy]" if secure_cookies else ""), err=True)
     sys.stderr.flush()
-    uvicorn.run(web, host=host, port=port, log_level="warning")
+    bound_malloc()  # scrypt's 16 MiB buffers go back to the system after a login flood
+    proxies = [p.strip() for p in forwarded_allow_ips.split(",") if p.strip()]
+    # uvicorn trusts X-Forwarded-For from 127.0.0.1 by default: off unless proxies are named
+    serve_app(web, host=host, port=port, header_timeout_s=header_timeout, log_level="warning", proxy_headers=bool(proxies),
+              forwarded_allow_ips=proxies or None, limit_concurrency=max_connections)
 
 
 @app.command("auto")

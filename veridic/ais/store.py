@@ -28,6 +28,7 @@ import hashlib
 import hmac
 import json
 import secrets
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +88,22 @@ def hash_password(password: str) -> str:
     n, r, p = 2**14, 8, 1
     h = hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, dklen=32)
     return f"scrypt${n}${r}${p}${base64.b64encode(salt).decode()}${base64.b64encode(h).decode()}"
+
+
+MIN_PASSWORD_CHARS = 8
+MAX_PASSWORD_CHARS = 1024  # a login form's password is hashed whole: no megabyte passwords
+_ASSIGN_PASSES = 200
+
+
+def check_password_strength(password: str) -> None:
+    """Refuse a password a guesser would find at once: under 8 characters, or one character repeated."""
+    if not isinstance(password, str) or len(password) < MIN_PASSWORD_CHARS:
+        got = len(password) if isinstance(password, str) else type(password).__name__
+        raise InputError(f"A password needs at least {MIN_PASSWORD_CHARS} characters; got {got}. Choose a longer one (a passphrase works well).")
+    if len(password) > MAX_PASSWORD_CHARS:
+        raise InputError(f"A password may have at most {MAX_PASSWORD_CHARS} characters; got {len(password)}.")
+    if len(set(password)) < 3:
+        raise InputError("A password of one or two repeated characters is guessed at once; choose another.")
 
 
 def verify_password(password: str, stored: str) -> bool:
@@ -224,6 +241,8 @@ class Store:
                 if isinstance(context, str):
                     context = [context]
                 table = _as_json(rec.get("table"), what="table", path=source_name, row=i)
+                if table is not None:
+                    _check_table(table, path=source_name, row=i)
                 source = rec.get("source")
                 if p.task == "table" and table is None and not source:
                     raise DataFormatError("a table-to-text item needs 'table' ({\"header\": [...], \"rows\": [[...]]}) or 'source'.", path=source_name, row=i)
@@ -262,6 +281,7 @@ class Store:
     def add_annotator(self, name: str, *, password: str, admin: bool = False, expert: bool = False) -> int:
         if not name or len(name) > 100:
             raise InputError(f"An annotator name must have 1-100 characters; got {name!r}.")
+        check_password_strength(password)
         with self.Session.begin() as s:
             if s.scalar(select(Annotator.id).where(Annotator.name == name)) is not None:
                 raise InputError(f"Annotator {name!r} already exists.")
@@ -286,6 +306,7 @@ class Store:
             a = s.scalar(select(Annotator).where(Annotator.name == name))
             if a is None:
                 raise InputError(f"No annotator {name!r}; create one with `veridic ais annotator add {name}`.")
+            check_password_strength(password)
             a.password_hash = hash_password(password)
             s.execute(delete(LoginSession).where(LoginSession.annotator_id == a.id))
             return a.id
@@ -349,18 +370,37 @@ class Store:
                 return self._view(s, open_item)
             mine = select(Assignment.item_id).where(Assignment.annotator_id == annotator_id)
             counts = select(Assignment.item_id, func.count().label("n")).group_by(Assignment.item_id).subquery()
-            q = (select(Item.id).join(Project, Project.id == Item.project_id).outerjoin(counts, counts.c.item_id == Item.id)
-                 .where(Item.id.not_in(mine), func.coalesce(counts.c.n, 0) < Project.k)
-                 .where(*(() if project is None else (Project.name == project,))).order_by(func.coalesce(counts.c.n, 0).desc(), Item.id).limit(20))
-            for item_id in list(s.scalars(q)):
-                item = s.scalar(select(Item).where(Item.id == item_id).with_for_update())
-                k = s.scalar(select(Project.k).where(Project.id == item.project_id))
-                n = s.scalar(select(func.count()).select_from(Assignment).where(Assignment.item_id == item_id))
-                if n >= k:
-                    continue
-                s.add(Assignment(item_id=item_id, annotator_id=annotator_id))
-                s.flush()
-                return self._view(s, item)
+            full: set[int] = set()
+            # "Done" only when a fresh query finds no open item at all. Each pass looks at the 20 fullest
+            # candidates (finish items first); on PostgreSQL every statement sees the latest commits, so
+            # items that others filled meanwhile drop out of the next pass instead of ending the search.
+            # SKIP LOCKED passes over an item another annotator is being assigned right now (SQLite's
+            # BEGIN IMMEDIATE already serialises this transaction, and ignores the clause).
+            for attempt in range(_ASSIGN_PASSES):
+                q = (select(Item.id).join(Project, Project.id == Item.project_id).outerjoin(counts, counts.c.item_id == Item.id)
+                     .where(Item.id.not_in(mine), func.coalesce(counts.c.n, 0) < Project.k)
+                     .where(*(() if project is None else (Project.name == project,)))
+                     .where(*(() if not full else (Item.id.not_in(full),)))
+                     .order_by(func.coalesce(counts.c.n, 0).desc(), Item.id).limit(20))
+                ids = list(s.scalars(q))
+                if not ids:
+                    return None
+                last = attempt == _ASSIGN_PASSES - 1
+                for item_id in ids:
+                    lock = select(Item).where(Item.id == item_id).with_for_update(skip_locked=not last)
+                    item = s.scalar(lock)
+                    if item is None:
+                        continue  # being assigned by someone else this instant: still a candidate next pass
+                    k = s.scalar(select(Project.k).where(Project.id == item.project_id))
+                    n = s.scalar(select(func.count()).select_from(Assignment).where(Assignment.item_id == item_id))
+                    if n >= k:
+                        full.add(item_id)
+                        continue
+                    s.add(Assignment(item_id=item_id, annotator_id=annotator_id))
+                    s.flush()
+                    return self._view(s, item)
+                if attempt:
+                    time.sleep(min(0.05, 0.002 * attempt))  # every candidate was locked by others: let them commit
             return None
 
     def _view(self, s: Session, item: Item, *, with_source: bool = False) -> ItemView:
@@ -527,6 +567,8 @@ class Store:
         """Write judgments or per-item consensus to ``.jsonl`` or ``.csv``; returns the row count."""
         from veridic.ais.stats import consensus
 
+        with self.Session() as s:
+            self._project(s, project)  # a mistyped project is an error, not an empty export over the last one
         if what == "judgments":
             rows = self.judgments(project=project)
         elif what == "consensus":
@@ -597,3 +639,27 @@ def _as_json(value: Any, *, what: str, path: str, row: int) -> Any:
     if value in ("", None):
         return None
     return value
+
+
+def _check_table(table: Any, *, path: str, row: int) -> None:
+    """A table item in the shape the stage-2 page renders: header (a list), rows (lists of cells), highlighted ([row, col] pairs)."""
+    hint = ' Expected {"header": [...], "rows": [[...], ...], "highlighted": [[row, col], ...]} (title, section, description: text).'
+    if not isinstance(table, Mapping):
+        raise DataFormatError(f"'table' must be an object; got {type(table).__name__}." + hint, path=path, row=row)
+    unknown = sorted(set(table) - {"title", "section", "description", "header", "rows", "highlighted"})
+    if unknown:
+        raise DataFormatError(f"'table' has unknown field(s) {unknown}." + hint, path=path, row=row)
+    for key in ("title", "section", "description"):
+        if table.get(key) is not None and not isinstance(table[key], (str, int, float)):
+            raise DataFormatError(f"'table.{key}' must be text; got {type(table[key]).__name__}." + hint, path=path, row=row)
+    scalar = (str, int, float, bool, type(None))
+    header = table.get("header")
+    if header is not None and (not isinstance(header, list) or not all(isinstance(h, scalar) for h in header)):
+        raise DataFormatError("'table.header' must be a list of cells (text or numbers)." + hint, path=path, row=row)
+    rows = table.get("rows")
+    if rows is not None and (not isinstance(rows, list) or not all(isinstance(r, list) and all(isinstance(c, scalar) for c in r) for r in rows)):
+        raise DataFormatError("'table.rows' must be a list of rows, each a list of cells (text or numbers)." + hint, path=path, row=row)
+    hl = table.get("highlighted")
+    if hl is not None and (not isinstance(hl, list) or not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in p)
+                                                                for p in hl)):
+        raise DataFormatError("'table.highlighted' must be a list of [row, column] index pairs." + hint, path=path, row=row)
