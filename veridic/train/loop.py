@@ -170,6 +170,9 @@ class RuntimeConfig:
 @dataclass
 class TrainConfig:
     seed: int = 13
+    # True: every input must be cleared for commercial use (veridic.train.licences); checked
+    # before any work, so a model meant to be sold can never be trained on restricted data.
+    commercial: bool = False
     model: ModelConfig = field(default_factory=ModelConfig)
     data: DataConfig = field(default_factory=DataConfig)
     augment: AugmentConfig = field(default_factory=AugmentConfig)
@@ -273,11 +276,35 @@ def _validate(cfg: TrainConfig) -> None:
         if rule not in REVERSIBLE_RULES:
             raise ConfigError(f"contrast.reverse_rules: {rule!r} cannot be reversed (its label does not survive "
                               f"exchanging premise and hypothesis); expected some of {sorted(REVERSIBLE_RULES)}")
+    if cfg.commercial:
+        _check_commercial(cfg)
     resolve_device(cfg.runtime.device, check=False)
     if cfg.model.max_length < 16:
         raise ConfigError(f"model.max_length: expected >= 16, got {cfg.model.max_length}")
     if cfg.model.num_layers is not None and (not isinstance(cfg.model.num_layers, int) or cfg.model.num_layers < 1):
         raise ConfigError(f"model.num_layers: expected a positive integer or null, got {cfg.model.num_layers!r}")
+
+
+def _check_commercial(cfg: TrainConfig) -> None:
+    from veridic.synth.corpus import DEFAULT_SOURCES
+    from veridic.train.licences import BACKBONE_LICENCES, commercial_problems
+
+    sets = [n for n, s in cfg.data.sets.items() if s.weight > 0]
+    semi = cfg.data.sets.get("semiauto_nli")
+    excludes = [str(v) for v in (semi.exclude.get("subset", []) if semi else [])]
+    sources = (cfg.contrast.sources or sorted(DEFAULT_SOURCES)) if cfg.contrast.enabled else []
+    extra = cfg.contrast.extra_corpora if cfg.contrast.enabled else []
+    problems = commercial_problems(sets=sets, contrast_sources=sources, extra_corpora=extra, semiauto_excludes=excludes)
+    if cfg.synthetic.enabled:
+        problems.append("synthetic: PoMo / NLI-premise synthetic pairs carry their sources' terms; disable them")
+    path = cfg.model.path or "backbone:all-minilm-l6-v2"
+    if not path.startswith(BACKBONE_PREFIX):
+        problems.append(f"model.path: {path} is not a registered backbone; its training data's licences are unknown here")
+    elif (BACKBONE_LICENCES.get(path[len(BACKBONE_PREFIX):]) or None) is None:
+        problems.append(f"model.path: backbone {path} has no licence recorded")
+    if problems:
+        raise ConfigError("commercial: true, but these inputs are not cleared for commercial use:\n  "
+                          + "\n  ".join(problems) + "\nRemove them (weight 0 or delete the entry) or set commercial: false.")
 
 
 def config_from_dict(raw: dict[str, Any]) -> TrainConfig:
@@ -308,6 +335,8 @@ def config_hash(cfg: TrainConfig) -> str:
     """Hash of everything that changes the trained weights (runtime options excluded)."""
     d = cfg.to_dict()
     d.pop("runtime", None)
+    if not d["commercial"]:
+        d.pop("commercial")  # configs written before the option existed keep their hash
     if d["model"]["num_layers"] is None:
         d["model"].pop("num_layers")  # configs written before the option existed keep their hash
     if not d["contrast"]["enabled"]:
