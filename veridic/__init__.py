@@ -23,9 +23,20 @@ from veridic.types import Pair, SentenceVerdict, Span, Verdict
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    # score_frame lives with the integrations and is imported on first use (it imports no framework).
+    if name == "score_frame":
+        from veridic.integrations.frames import score_frame
+
+        return score_frame
+    raise AttributeError(f"module 'veridic' has no attribute {name!r}")
+
+
 __all__ = [
     "__version__",
     "score",
+    "score_frame",
     "Pair",
     "Span",
     "SentenceVerdict",
