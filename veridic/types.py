@@ -42,19 +42,28 @@ class Span:
         return {k: v for k, v in asdict(self).items() if v is not None}
 
 
+# Characters that render as nothing although Unicode files them as letters or symbols (Hangul fillers, the
+# blank Braille pattern) or as marks with no base to sit on (the combining grapheme joiner, variation selectors).
+_INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0") | frozenset(map(chr, range(0x180B, 0x1810))) \
+    | frozenset(map(chr, range(0xFE00, 0xFE10))) | frozenset(map(chr, range(0xE0100, 0xE01F0)))
+
+
 def is_blank(text: str) -> bool:
-    """True when ``text`` has nothing to read: only whitespace, control or format characters.
+    """True when ``text`` has nothing to check: no letter, digit or symbol that shows.
 
-    Format characters (Unicode category Cf: zero-width space U+200B, joiners,
-    BOM, direction marks) are invisible, so a claim made of them is as empty
-    as ``""`` and must not be scored.
+    Whitespace, control and format characters (zero-width space U+200B,
+    joiners, BOM, soft hyphen), combining marks without a base, variation
+    selectors, fillers (U+3164, U+2800) and punctuation alone say nothing a
+    source could support or contradict, so a claim made of them is as empty
+    as ``""`` and must not be scored (a model calls ``...`` against ``...``
+    entailed).
 
-    >>> is_blank("\u200b\u200d\ufeff "), is_blank("a\u200b")
-    (True, False)
+    >>> is_blank("\u200b\u200d\ufeff "), is_blank("a\u200b"), is_blank("..."), is_blank("\ufe0f\u3164"), is_blank("42")
+    (True, False, True, True, False)
     """
     if not text.strip():
         return True
-    return all(ch.isspace() or unicodedata.category(ch) in ("Cf", "Cc", "Zs", "Zl", "Zp") for ch in text)
+    return not any(unicodedata.category(ch)[0] in "LNS" and ch not in _INVISIBLE for ch in text)
 
 
 def normalise_context(context: str | Sequence[str] | None) -> str | None:
@@ -95,7 +104,7 @@ class Pair:
             if not isinstance(value, str):
                 raise InputError(f"Pair.{name} must be a string; got {type(value).__name__} ({value!r:.60}).")
             if is_blank(value):
-                raise InputError(f"Pair.{name} is empty (or only invisible characters); veridic cannot judge an empty {name}. Remove the pair or fill it in.")
+                raise InputError(f"Pair.{name} is empty (or only punctuation or invisible characters); veridic cannot judge an empty {name}. Remove the pair or fill it in.")
 
 
 @dataclass(frozen=True, slots=True)

@@ -612,22 +612,7 @@ def _aware(t):
     return t if t.tzinfo is not None else t.replace(tzinfo=_dt.UTC)
 
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_safe(value: Any) -> Any:
-    """A cell a spreadsheet shows as text: strings starting with ``= + - @`` (or tab/CR) get a leading ``'``.
-
-    Annotators type justifications freely; ``=HYPERLINK(...)`` in a CSV
-    opened in Excel or LibreOffice would otherwise run as a formula
-    (OWASP "CSV injection"). JSONL exports keep the text as typed.
-
-    >>> csv_safe("=SUM(A1)"), csv_safe("fine"), csv_safe(3)
-    ("'=SUM(A1)", 'fine', 3)
-    """
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
+from veridic.io.records import csv_safe  # noqa: E402 - one definition for every CSV veridic writes
 
 
 def _as_json(value: Any, *, what: str, path: str, row: int) -> Any:

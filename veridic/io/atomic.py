@@ -28,7 +28,8 @@ from typing import IO, Any
 
 from veridic.errors import InputError
 
-__all__ = ["atomic_dir", "atomic_open", "atomic_path", "atomic_write_bytes", "atomic_write_text", "check_output_dir", "check_output_path"]
+__all__ = ["atomic_dir", "atomic_open", "atomic_path", "atomic_write_bytes", "atomic_write_text", "check_output_dir", "check_output_path",
+           "check_replaceable"]
 
 
 def check_output_path(path: str | Path, *, suffixes: tuple[str, ...] | None = None, what: str = "output") -> Path:
@@ -52,9 +53,23 @@ def check_output_path(path: str | Path, *, suffixes: tuple[str, ...] | None = No
         raise InputError(f"The {what} {str(p)!r} cannot be created: {str(parent)!r} is a file, not a folder. Choose another {what} path.")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(f"The {what} {str(p)!r} cannot be created: the folder {str(parent)!r} is not writable.")
-    if p.exists() and not os.access(p, os.W_OK) and not os.access(p.parent, os.W_OK):
-        raise InputError(f"The {what} {str(p)!r} exists and cannot be replaced (no write permission).")
+    check_replaceable(p, what=what)
     return p
+
+
+def check_replaceable(path: str | Path, *, what: str = "output") -> None:
+    """Refuse to replace a symbolic link or a read-only file: an atomic write would swap in a new file silently.
+
+    Replacing a link writes a regular file in its place and leaves the
+    file it pointed to as it was; replacing a read-only file discards a
+    protection its owner set on purpose. Both are more likely a mistake than
+    the intent.
+    """
+    p = Path(path)
+    if p.is_symlink():
+        raise InputError(f"The {what} {str(p)!r} is a symbolic link (to {os.readlink(p)!r}); give the real path, or remove the link first.")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise InputError(f"The {what} {str(p)!r} exists and is read-only; make it writable (chmod u+w) or choose another {what} path.")
 
 
 @contextlib.contextmanager

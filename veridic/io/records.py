@@ -20,7 +20,8 @@ from typing import Any
 from veridic.errors import DataFormatError, InputError, MissingDependencyError
 from veridic.types import Pair, is_blank, normalise_context
 
-__all__ = ["read_records", "iter_jsonl", "write_records", "record_to_pair", "check_output", "check_text_length", "SUPPORTED_SUFFIXES", "MAX_SOURCE_CHARS"]
+__all__ = ["read_records", "iter_jsonl", "write_records", "record_to_pair", "check_output", "check_text_length", "csv_safe", "SUPPORTED_SUFFIXES",
+           "MAX_SOURCE_CHARS"]
 
 SUPPORTED_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
 
@@ -198,8 +199,13 @@ def _read_parquet(path: Path) -> Iterator[dict[str, Any]]:
     except (OSError, ValueError, TypeError, NotImplementedError) as exc:
         # pyarrow.ArrowInvalid / ArrowTypeError derive from ValueError / TypeError.
         raise DataFormatError(f"not a readable Parquet file ({type(exc).__name__}: {str(exc)[:200]}).", path=str(path)) from None
-    for row in table.to_pylist():
-        yield {k: _plain(v) for k, v in row.items()}
+    for i, row in enumerate(table.to_pylist(), start=1):
+        try:
+            yield {k: _plain(v) for k, v in row.items()}
+        except UnicodeDecodeError as exc:
+            # JSONL and CSV refuse such text too: repairing it with U+FFFD would score different words than were written.
+            raise DataFormatError(f"a binary column holds bytes that are not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                  "store text as UTF-8 strings.", path=str(path), row=i) from None
 
 
 def _plain(value: Any) -> Any:
@@ -214,11 +220,29 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Decimal):
         return float(value)
     if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", errors="replace")
+        return bytes(value).decode("utf-8")
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value: Any) -> Any:
+    """A cell a spreadsheet shows as text: strings starting with ``= + - @`` (or tab/CR) get a leading ``'``.
+
+    Generated text and annotators' notes are free text; ``=HYPERLINK(...)``
+    in a CSV opened in Excel or LibreOffice would otherwise run as a
+    formula (OWASP "CSV injection"). JSONL and Parquet keep the text as is.
+
+    >>> csv_safe("=SUM(A1)"), csv_safe("fine"), csv_safe(3)
+    ("'=SUM(A1)", 'fine', 3)
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
     return value
 
 
@@ -246,11 +270,17 @@ def write_records(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> int:
     """Write rows to JSONL / CSV / Parquet (chosen by suffix) atomically; return the count.
 
     The rows go to a temp file beside ``path`` that replaces it only once
-    complete, so a failure leaves an earlier ``path`` as it was. NaN and
-    infinities are written as null.
+    complete, so a failure leaves an earlier ``path`` as it was; a ``path``
+    that is a symbolic link or a read-only file is refused. NaN and
+    infinities are written as null. In CSV/TSV a text cell starting with
+    ``= + - @`` (or tab/CR) gets a leading ``'`` (:func:`csv_safe`), so a
+    spreadsheet shows it as text instead of running it as a formula.
     """
+    from veridic.io.atomic import check_replaceable
+
     path = Path(path)
     fmt = _format_of(path)
+    check_replaceable(path)
     rows = [{k: _finite(v) for k, v in r.items()} for r in rows]
     try:
         _write(path, fmt, rows)
@@ -292,7 +322,7 @@ def _write(path: Path, fmt: str, rows: list[Mapping[str, Any]]) -> None:
             w = csv.DictWriter(fh, fieldnames=keys, delimiter="\t" if fmt == "tsv" else ",")
             w.writeheader()
             for r in rows:
-                w.writerow({k: _dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()})
+                w.writerow({k: csv_safe(_dumps(v) if isinstance(v, (list, dict)) else v) for k, v in r.items()})
     else:
         try:
             import pyarrow as pa
@@ -346,7 +376,7 @@ def record_to_pair(
         if not isinstance(value, str):
             raise DataFormatError(f"column {field_name!r} must be text, got {type(value).__name__} ({value!r:.60}).", path=path, row=row_number)
         if is_blank(value):
-            raise DataFormatError(f"column {field_name!r} is blank (empty, or only invisible zero-width/format characters); veridic does not score empty text.", path=path, row=row_number)
+            raise DataFormatError(f"column {field_name!r} is blank (empty, or only punctuation or invisible characters); veridic does not score text with nothing to check.", path=path, row=row_number)
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:

@@ -386,7 +386,7 @@ class NLIScorer:
                 if not isinstance(v, str):
                     raise InputError(f"Pair {i}: the {name} must be a string; got {type(v).__name__}.")
                 if is_blank(v):
-                    raise InputError(f"Pair {i}: the {name} is empty (or only invisible zero-width/format characters); remove the pair or fill it in.")
+                    raise InputError(f"Pair {i}: the {name} is empty (or only punctuation or invisible characters: nothing to check); remove the pair or fill it in.")
                 try:
                     v.encode("utf-8")
                 except UnicodeEncodeError as exc:

@@ -283,7 +283,7 @@ def _check_text(value: str, *, what: str, limit: int) -> None:
         raise ServiceError(413, "too_large", f"{what} is {len(value)} characters; the limit is {limit} (--max-text-chars). Split it or raise the limit.")
     _check_unicode(value, what=what)
     if is_blank(value):  # zero-width and other invisible format characters count as empty, as in the library
-        raise ServiceError(422, "input_error", f"{what} is empty (or only invisible characters); veridic does not judge empty text. Remove the pair or fill it in.")
+        raise ServiceError(422, "input_error", f"{what} is empty (or only punctuation or invisible characters); veridic does not judge text with nothing to check. Remove the pair or fill it in.")
 
 
 def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSettings | None = None, title: str = "veridic",
