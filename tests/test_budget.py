@@ -142,3 +142,16 @@ def test_an_unexpected_failure_is_a_json_500_with_a_request_id():
         assert json.loads(r.text)["error"]["type"] == "internal_error"
         m = c.get("/metrics").text
         assert 'veridic_requests_total{route="/v1/score",status="500"} 1.0' in m
+
+
+def test_serve_caps_concurrent_connections(monkeypatch):
+    import veridic.service.server as server
+    from veridic.cli import app
+
+    seen: dict = {}
+    monkeypatch.setattr(server, "serve_app", lambda app, **kw: seen.update(kw))
+    r = CliRunner().invoke(app, ["serve", "--backend", "dummy", "--method", "e-c", "--no-express-lane"])
+    assert r.exit_code == 0, r.output
+    assert seen["limit_concurrency"] == 256 and seen["header_timeout_s"] == 10.0
+    r = CliRunner().invoke(app, ["serve", "--backend", "dummy", "--method", "e-c", "--no-express-lane", "--max-connections", "0"])
+    assert r.exit_code == 2 and "--max-connections must be >= 1" in r.output

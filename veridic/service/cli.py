@@ -42,6 +42,7 @@ def serve(
     max_batch_tokens: int = typer.Option(2_048, "--max-batch-tokens", help="Estimated tokens per model call; bounds how long small requests wait behind large ones."),
     header_timeout: float = typer.Option(10.0, "--header-timeout", help="Close connections whose request line and headers take longer than this (slow clients)."),
     body_timeout: float = typer.Option(20.0, "--body-timeout", help="Answer 408 when a request body takes longer than this to arrive."),
+    max_connections: int = typer.Option(256, "--max-connections", help="Concurrent connections and requests served; uvicorn answers 503 past it."),
     docs: bool = typer.Option(True, "--docs/--no-docs", help="Serve Swagger UI (/docs) and ReDoc (/redoc) from packaged assets."),
     api_key: str | None = typer.Option(None, "--api-key", envvar="VERIDIC_API_KEY", help="Require this key (X-API-Key or Authorization: Bearer) on /v1/* except /v1/health."),
     detect: bool = typer.Option(False, "--detect/--no-detect", help="Also load the hallucination detector for /v1/detect (needs the 'detect' extra)."),
@@ -70,6 +71,8 @@ def serve(
         sys.stderr.write(f"error: {MissingDependencyError(exc.name or 'fastapi', extra='service', purpose='veridic serve')}\n")
         raise typer.Exit(code=2) from None
     try:
+        if max_connections < 1:
+            raise VeridicError(f"--max-connections must be >= 1; got {max_connections}.")
         cfg = O.scorer_config(None, **(scorer_flags or {}))
         O.check_model_flags(backend=backend, device=device, dtype=dtype)
         settings = ServiceSettings(batch_ms=batch_ms, max_batch=max_batch, max_pairs=max_pairs, max_text_chars=max_text_chars,
@@ -96,4 +99,5 @@ def serve(
     from veridic.service.server import serve_app
 
     sys.stderr.write(f"veridic service: http://{host}:{port}/v1/health  (docs: /docs)\n")
-    serve_app(app, host=host, port=port, header_timeout_s=settings.header_timeout_s, log_config=None, access_log=False, workers=1)
+    serve_app(app, host=host, port=port, header_timeout_s=settings.header_timeout_s, log_config=None, access_log=False, workers=1,
+              limit_concurrency=max_connections)
