@@ -71,7 +71,7 @@ def run(
     margins: Annotated[str, typer.Option("--margins", help="Comma-separated margins in nats; logN allowed (0,log100,log1000).")] = "0,log100,log1000",
     pmi_alpha: Annotated[str, typer.Option("--pmi-alpha", help="PMI weights to score with as well, e.g. 0.1,0.3,0.5 (empty: none).")] = "",
     pmi_mode: Annotated[str, typer.Option("--pmi-mode", help="add, interp or add,interp.")] = "add",
-    template: Annotated[str, typer.Option("--template", help="Prompt template: west-zs (g\\n\\nc\\n\\n then y\\n, exactly what the authors' script runs), single-newline (g\\nc\\n, veridic before issue 18) or labelled.")] = "west-zs",
+    template: Annotated[str, typer.Option("--template", help="Prompt template: west-zs (g\\n\\nc\\n\\n then y\\n, exactly what the authors' script runs), single-newline (g\\nc\\n, the earlier layout) or labelled.")] = "west-zs",
     max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Window for grounding+context+target (default: the model's; GPT-2 used 1024).")] = None,
     include_broken: Annotated[bool, typer.Option("--include-broken", help="Keep the synthetic entry the authors' loader skips (id 65).")] = False,
     limit: Annotated[int | None, typer.Option("--limit", help="Score only the first N examples.")] = None,
@@ -234,6 +234,9 @@ def train(
         f"(dropped {res.dropped_by_loss} by loss, {res.dropped_by_grounding} by grounding gain) in {res.seconds:.0f} s"
         + (" (stopped by the time budget)" if res.stopped_by_budget else "") + f"; model -> {res.model_dir}"
     )
+    if res.skipped_too_long:
+        typer.echo(f"skipped {len(res.skipped_too_long)} example(s) whose target alone exceeds --max-length {max_length} tokens "
+                   f"(ids {', '.join(res.skipped_too_long[:5])}{', ...' if len(res.skipped_too_long) > 5 else ''}); raise --max-length to train on them", err=True)
 
 
 @app.command("generate")

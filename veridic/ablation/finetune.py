@@ -196,6 +196,7 @@ class LTTrainResult:
     stopped_by_budget: bool
     final_loss: float | None
     config: dict[str, Any] = field(default_factory=dict)
+    skipped_too_long: list[str] = field(default_factory=list)  # ids of examples whose target alone exceeds max_length
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -330,13 +331,19 @@ def train_grounded(*, examples: Sequence[GroundedExample], out_dir: str | Path, 
     template = get_template(config.template)
     win = _TokWindow(tok, config.max_length)
     grounded = config.variant == "lt-gnd"
-    rows = []
+    rows, too_long = [], []
     for ex in examples:
-        ids, labels = _encode(ex, win=win, template=template, start=start, grounded=True)
+        try:
+            ids, labels = _encode(ex, win=win, template=template, start=start, grounded=True)
+        except (ConfigError, InputError):  # the target alone exceeds the window: nothing of it could be learnt
+            too_long.append(ex.id)
+            continue
         row: dict[str, Any] = {"input_ids": ids, "labels": labels}
         if grounded:
             row["ug_input_ids"], row["ug_labels"] = _encode(ex, win=win, template=template, start=start, grounded=False)
         rows.append(row)
+    if not rows:
+        raise InputError(f"No example's target fits a {config.max_length}-token window; raise max_length (--max-length).")
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -381,6 +388,7 @@ def train_grounded(*, examples: Sequence[GroundedExample], out_dir: str | Path, 
         final_loss=float(losses[-1]) if losses else None,
         config={**asdict(config), "bf16": args.bf16, "start_model": source, "train_examples": len(rows), "train_sha256_12": _examples_hash(examples),
                 "resumed_from": ck, "reference_for_gain": "frozen copy of the start model, grounding removed" if grounded else None},
+        skipped_too_long=too_long,
     )
     info = {"name": f"{Path(str(config.model)).name}-{config.variant}", "start_token": start_tok, "fine_tune": res.to_dict()}
     from veridic.io.atomic import atomic_write_text
