@@ -16,7 +16,7 @@ Usage:
 
 ``--objective ranking`` (ablation, not shipped) fits the same linear form to within-dataset
 positive−negative differences, i.e. it maximises each dataset's AUC rather than pooled
-likelihood. Session 7 measured it: +0.9 LODO on the dev pool, bought by leaning harder on
+likelihood. Measured on the dev pool (development log, "A ranking objective for the combiner"): +0.9 LODO on the dev pool, bought by leaning harder on
 bigram overlap (−2.7 AUC on the held-back NLI pairs, ``--probe-task pairs``), so the pooled fit stays.
 """
 

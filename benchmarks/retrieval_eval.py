@@ -1,4 +1,4 @@
-"""Recall@k of gold evidence for veridic's evidence index (issue 4, docs/benchmarks.md "Retrieval").
+"""Recall@k of gold evidence for veridic's evidence index (development log, docs/history/benchmarks-log.md, "Retrieval").
 
 Two corpora built from ../shared/data:
 

@@ -1,4 +1,4 @@
-"""Write a seeded sample of each benchmark file (same rows as ``whole_source_ablation.py --n N --seed S``).
+"""Write a seeded sample of each benchmark file (same rows as ``probes/whole_source_ablation.py --n N --seed S``).
 
     python benchmarks/sample_rows.py --n 100 --seed 0 --out /tmp/dev100 ../shared/data/bench/*.jsonl
     veridic bench --data /tmp/dev100 --scorer hybrid --dtype int8 --no-cache -o /tmp/report-int8

@@ -1,7 +1,7 @@
 """Benchmark datasets: load, validate and name labelled claim/source rows.
 
 A *dataset spec* is what a user types after ``--data``: a file, a folder of
-row files, or the name of a registered group (``dev`` is the six files of
+row files, or the name of a registered group (``dev`` is the seven files of
 ``../shared/data/bench``). Every spec resolves to files; every file yields one
 or more :class:`BenchDataset` (rows are grouped by their ``dataset`` field,
 falling back to the file stem, so ``begin2_dev.jsonl`` gives ``begin2_cmu``

@@ -1,6 +1,6 @@
 """Do the detector's deleting edits leave sentences? Counted on WiCE and the contrast suite.
 
-Issue 17 asks for edits that never break a sentence. A deleting edit (an ``unverifiable``, ``invented``,
+Edits should never break a sentence. A deleting edit (an ``unverifiable``, ``invented``,
 ``contradictory`` or ``subjective`` span) leaves a sentence when the range it removes is a whole sentence
 of the passage or one of that sentence's optional constituents (:func:`veridic.detect.localise.deletable_phrases`:
 modifiers, adjuncts, conjuncts with their coordinator, appositions, relative clauses). This script runs the
@@ -13,7 +13,7 @@ The parse-based check is the same one that defines deletable phrases, so it is a
 edits against the parser, not a human grammaticality judgement; the script also prints examples of each
 kind for reading.
 
-    python benchmarks/edit_wellformed.py --split dev --out runs/s11/edit_wellformed_dev.json
+    python benchmarks/probes/edit_wellformed.py --split dev --out runs/s11/edit_wellformed_dev.json
 """
 
 from __future__ import annotations

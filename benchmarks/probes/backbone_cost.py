@@ -7,7 +7,7 @@ time and process CPU time (user + system): on a shared machine the wall figure s
 this run got, ``pairs_per_cpu_s`` what the work itself costs.
 
 Usage:
-    OMP_NUM_THREADS=2 nice -n 5 python benchmarks/backbone_cost.py --backbone all-mpnet-base-v2 \
+    OMP_NUM_THREADS=2 nice -n 5 python benchmarks/probes/backbone_cost.py --backbone all-mpnet-base-v2 \
         --threads 2 --batch 16 --tokens 128 --infer-batches 4 --train-steps 3
 """
 

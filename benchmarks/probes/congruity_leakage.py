@@ -8,7 +8,7 @@ article or their (entity, accurate answer) pair in the training set. With
 ``--held-items``) it splits the held-out accuracy by whether the entity was
 seen in training.
 
-    python benchmarks/congruity_leakage.py \\
+    python benchmarks/probes/congruity_leakage.py \\
         --items runs/congruity/claim-valid-proxy.jsonl --items runs/congruity/claim-valid-strict.jsonl \\
         --items runs/congruity/description-valid-proxy.jsonl --items runs/congruity/description-valid-strict.jsonl \\
         --eval-items runs/congruity/claim-valid-strict.jsonl --eval-sample 48 --seed 0 --eval-group id \\

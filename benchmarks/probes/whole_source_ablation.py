@@ -9,7 +9,7 @@ once, and prints per setting: AUC of e-c and of hybrid (with the shipped
 weights, fitted on the whole-source setting), pairs, and premise+hypothesis
 tokens (the model's work).
 
-    OMP_NUM_THREADS=2 nice -n 5 python benchmarks/whole_source_ablation.py \\
+    OMP_NUM_THREADS=2 nice -n 5 python benchmarks/probes/whole_source_ablation.py \\
         --data ../shared/data/bench/frank_test.jsonl --n 200 --seed 0
 """
 

@@ -7,7 +7,7 @@ sentence splitting, tokenising, building and ranking windows). Prints one
 JSON line per length: seconds, and seconds per 100k characters (flat =
 linear).
 
-    OMP_NUM_THREADS=1 nice -n 5 python benchmarks/length_scaling.py --lengths 10000,40000,160000,640000,1000000
+    OMP_NUM_THREADS=1 nice -n 5 python benchmarks/probes/length_scaling.py --lengths 10000,40000,160000,640000,1000000
 """
 
 from __future__ import annotations

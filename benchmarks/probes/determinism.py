@@ -1,7 +1,7 @@
 """Determinism of veridic's scores: across runs, processes, backend batch sizes, torch thread counts,
 and one call per pair vs one call for all pairs. Reports the max abs difference of each comparison.
 
-    .venv/bin/python benchmarks/determinism.py --rows 100 --out /tmp/determinism.json
+    .venv/bin/python benchmarks/probes/determinism.py --rows 100 --out /tmp/determinism.json
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("VERIDIC_DATA", REPO.parent / "shared" / "data"))
 
 

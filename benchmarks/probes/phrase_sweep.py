@@ -1,6 +1,6 @@
 """Sweep the detector's phrase-mode settings on WiCE and the contrast suite, scoring every NLI pair once.
 
-Issue 17's two targets pull against each other: phrase mode finds WiCE's unsupported phrases in sentences
+The detector's two goals pull against each other: phrase mode finds WiCE's unsupported phrases in sentences
 paraphrase safety let through, and the same search flags correct suite passages. This script runs the
 detector under each (``phrase_max_e``, ``phrase_min_gain``) setting of a grid and prints, per setting, the
 WiCE token-F1 margin over marking every token and the suite's false-flag rate (with their 95 % intervals).
@@ -8,7 +8,7 @@ The scorer is wrapped in a memo keyed by (source, claim), so the NLI runs once p
 the grid size (the detector's inputs do not depend on the swept settings until phrase search, and phrase
 search only asks for pairs it asked for under a looser setting).
 
-    python benchmarks/phrase_sweep.py --split dev --max-e 1.0 --max-e 0.3 --min-gain 0 --min-gain 0.2 \
+    python benchmarks/probes/phrase_sweep.py --split dev --max-e 1.0 --max-e 0.3 --min-gain 0 --min-gain 0.2 \
         --out runs/s10/phrase_sweep_dev.json
 """
 

@@ -2,7 +2,7 @@
 against a naive per-pair transformers ``pipeline`` loop on the same weights.
 
 Usage:
-    python benchmarks/throughput.py --model DIR --data ../shared/data/bench/frank_test.jsonl --n 300 [--onnx DIR]
+    python benchmarks/probes/throughput.py --model DIR --data ../shared/data/bench/frank_test.jsonl --n 300 [--onnx DIR]
 
 Prints a JSON line per configuration: pairs/s for raw NLI pairs (source
 truncated to the model's length, one call per example, as a naive user would)

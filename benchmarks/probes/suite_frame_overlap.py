@@ -6,7 +6,7 @@ rather than by reading structure, so this prints accuracy per rule group on item
 text contains a trained frame predicate, on items containing only a held-back frame
 predicate, and on the rest.
 
-    python benchmarks/suite_frame_overlap.py --scores runs/eval/contrast-v3/scores.csv --scorer e-c --threshold 0 \
+    python benchmarks/probes/suite_frame_overlap.py --scores runs/eval/contrast-v3/scores.csv --scorer e-c --threshold 0 \
         --frames runs/contrast/frames.jsonl.gz
 
 Reads the suite from veridic/bench/data/contrast_suite.jsonl; prints a Markdown table.
@@ -36,7 +36,7 @@ def main() -> None:
     ap.add_argument("--scorer", action="append", required=True, help="column(s) of scores.csv")
     ap.add_argument("--threshold", action="append", type=float, required=True, help="one per --scorer")
     ap.add_argument("--frames", required=True, type=Path, help="the frame corpus the model was trained with")
-    ap.add_argument("--suite", type=Path, default=Path(__file__).resolve().parents[1] / "veridic/bench/data/contrast_suite.jsonl")
+    ap.add_argument("--suite", type=Path, default=Path(__file__).resolve().parents[2] / "veridic/bench/data/contrast_suite.jsonl")
     args = ap.parse_args()
     if len(args.scorer) != len(args.threshold):
         ap.error("give one --threshold per --scorer")

@@ -4,7 +4,7 @@ Writes the first --rows rows of a benchmark file to a temporary JSONL, scores it
 `score_file` in this process and with `score_file_ray` on a local Ray instance (2 actors), with the
 same chunking (chunk_rows = score_file's batch_rows), and compares every verdict column.
 
-    .venv/bin/python benchmarks/ray_vs_local.py --rows 200 --out /tmp/ray_vs_local.json
+    .venv/bin/python benchmarks/probes/ray_vs_local.py --rows 200 --out /tmp/ray_vs_local.json
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("VERIDIC_DATA", REPO.parent / "shared" / "data"))
 COLS = ("score", "e", "n", "c", "uncertainty", "label_pred", "label", "sentences", "method", "model")
 

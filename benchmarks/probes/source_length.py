@@ -1,11 +1,11 @@
-"""Scoring time and peak memory against source length, up to the source-length guard (issue 16).
+"""Scoring time and peak memory against source length, up to the source-length guard.
 
 Each length runs in a fresh subprocess (so peak RSS is that length's own): the embedded model scores
 one one-sentence claim against a source of N characters of ordinary English (the bench sources,
 repeated). A length past the guard (``VERIDIC_MAX_SOURCE_CHARS``, default 2,000,000) is refused
 before any model call; that refusal is timed too. Each run is bounded by ``--limit-s``.
 
-    OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/source_length.py --lengths 10000 40000 160000 320000 --out /tmp/len.json
+    OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/probes/source_length.py --lengths 10000 40000 160000 320000 --out /tmp/len.json
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("VERIDIC_DATA", REPO.parent / "shared" / "data"))
 
 CHILD = r"""

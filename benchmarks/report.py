@@ -1,0 +1,238 @@
+"""Regenerate docs/report.md, veridic's benchmark report, from the result files in benchmarks/results/.
+
+    python benchmarks/report.py                 # render docs/report.md from benchmarks/results/ (seconds)
+    python benchmarks/report.py --run           # re-run every measurement first (about 30-40 min on 2 cores), then render
+    python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, speed), then render
+    python benchmarks/report.py --check         # fail when docs/report.md differs from what the result files give
+
+Each measurement is one or two commands (listed in MEASUREMENTS and printed on the page beside its
+figures). ``--run`` executes them into runs/report/ and copies the small result files they write
+(``report.json``, ``contrast.json``, a JSON line) into benchmarks/results/<name>/ together with
+``meta.json``: the commands, the date, the machine, the veridic version and the wall time. The page is
+rendered from those files only, so every figure on it comes from a recorded command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+PAGE = ROOT / "docs" / "report.md"
+RUNS = Path("runs/report")
+DEV_FILES = ("frank_test", "summac_polytope", "summac_factcc", "begin2_dev", "dialfact_small", "wice_dev", "tofueval_meetb_dev")
+SCORERS = ("hybrid", "e-c", "overlap-bigram")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    name: str
+    what: str
+    commands: tuple[tuple[str, ...], ...]
+    keep: tuple[str, ...] = ()  # files of the last command's output folder to keep; empty: its stdout (one JSON line)
+
+
+def _data_dir() -> str:
+    return os.environ.get("VERIDIC_DATA", "../shared/data")
+
+
+def measurements() -> list[Measurement]:
+    bench = f"{_data_dir()}/bench"
+    scorers = tuple(a for s in SCORERS for a in ("--scorer", s))
+    return [
+        Measurement(
+            "dev",
+            "Faithfulness ranking on the dev pool: a seeded sample of 200 rows per file of the seven dev files (eight datasets: BEGIN holds two).",
+            (
+                ("python", "benchmarks/sample_rows.py", "--n", "200", "--seed", "0", "--out", str(RUNS / "dev200"), *(f"{bench}/{f}.jsonl" for f in DEV_FILES)),
+                ("veridic", "bench", "--data", str(RUNS / "dev200"), *scorers, "--compare", "hybrid", "e-c", "--no-progress", "-o", str(RUNS / "dev")),
+            ),
+            keep=("report.json",),
+        ),
+        Measurement(
+            "contrast",
+            "The scorer contrast suite: 652 hand-checked minimal pairs shipped in veridic/bench/data/contrast_suite.jsonl.",
+            (("veridic", "bench", "--data", "contrast", *scorers, "--no-progress", "-o", str(RUNS / "contrast")),),
+            keep=("report.json", "contrast.json"),
+        ),
+        Measurement(
+            "speed",
+            "Whole-process throughput of the default scorer on the first 50 FRANK rows (long news sources).",
+            (("python", "benchmarks/frank_speed.py", "--n", "50", "--data", f"{bench}/frank_test.jsonl"),),
+        ),
+    ]
+
+
+def _shell(cmd: tuple[str, ...]) -> str:
+    import shlex
+
+    return shlex.join(cmd)
+
+
+def _resolve(cmd: tuple[str, ...]) -> list[str]:
+    exe = {"python": sys.executable, "veridic": str(Path(sys.executable).with_name("veridic"))}
+    return [exe.get(cmd[0], cmd[0]), *cmd[1:]]
+
+
+def run(m: Measurement) -> None:
+    """Run one measurement's commands and store its result files and meta.json under benchmarks/results/<name>/."""
+    started = time.time()
+    out = ""
+    for cmd in m.commands:
+        print(f"$ {_shell(cmd)}", file=sys.stderr, flush=True)
+        done = subprocess.run(_resolve(cmd), cwd=ROOT, check=True, text=True, stdout=subprocess.PIPE)
+        out = done.stdout
+        sys.stderr.write(out)
+    dest = RESULTS / m.name
+    dest.mkdir(parents=True, exist_ok=True)
+    if m.keep:
+        folder = ROOT / m.commands[-1][m.commands[-1].index("-o") + 1]
+        for f in m.keep:
+            data = json.loads((folder / f).read_text(encoding="utf-8"))
+            for block in data.get("results", {}).values():  # per-example scores stay in runs/report/ (scores.csv)
+                for res in block.values():
+                    res.pop("scores", None)
+            (dest / f).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    else:
+        line = [x for x in out.splitlines() if x.startswith("{")][-1]
+        (dest / "result.json").write_text(json.dumps(json.loads(line), indent=2) + "\n", encoding="utf-8")
+    import veridic
+
+    meta = {
+        "commands": [_shell(c) for c in m.commands],
+        "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "wall_seconds": round(time.time() - started),
+        "veridic_version": veridic.__version__,
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}",
+    }
+    (dest / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _load(name: str, file: str) -> dict:
+    return json.loads((RESULTS / name / file).read_text(encoding="utf-8"))
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}"
+
+
+def _commands(meta: dict) -> list[str]:
+    lines = ["```bash", *meta["commands"], "```", "",
+             f"Ran {meta['finished']} on {meta['machine']}, veridic {meta['veridic_version']}, {meta['wall_seconds'] / 60:.0f} min wall."]
+    return lines
+
+
+def _dev(lines: list[str]) -> None:
+    meta, rep = _load("dev", "meta.json"), _load("dev", "report.json")
+    names = list(rep["mean"])
+    lines += ["## Faithfulness ranking on the dev pool", "",
+              "ROC AUC × 100 (faithful rows positive), 95 % stratified bootstrap CI in brackets, per dataset and macro-mean. "
+              "`overlap-bigram` (the share of the claim's word bigrams found in the source, no model) is the trivial baseline "
+              "every model score must beat. None of these rows was used to train the embedded model; the hybrid's two weights "
+              "were fitted on samples of the same pool (validated leave-one-dataset-out, see the model card).", ""]
+    lines += ["| dataset | n | " + " | ".join(f"`{n}`" for n in names) + " |", "|---|---:|" + "---:|" * len(names)]
+    for ds, block in rep["results"].items():
+        cells = [f"{_pct(block[n]['auc'])} [{_pct(block[n]['auc_ci_low'])}, {_pct(block[n]['auc_ci_high'])}]" for n in names]
+        lines.append(f"| {ds} | {rep['datasets'][ds]['n']} | " + " | ".join(cells) + " |")
+    mean = [f"**{_pct(rep['mean'][n]['auc'])}** [{_pct(rep['mean'][n]['auc_ci_low'])}, {_pct(rep['mean'][n]['auc_ci_high'])}]" for n in names]
+    lines += [f"| **mean** | | " + " | ".join(mean) + " |", ""]
+    bal = [f"{_pct(sum(rep['results'][d][n]['balanced_accuracy'] for d in rep['results']) / len(rep['results']))}" for n in names]
+    lines += ["Mean balanced accuracy × 100 at a threshold fitted on the other half of each dataset (2-fold cross-fitting): "
+              + ", ".join(f"`{n}` {b}" for n, b in zip(names, bal)) + ".", ""]
+    for c in rep.get("comparisons", []):
+        lines += [f"Paired approximate-randomization test, AUC(`{c['a']}`) − AUC(`{c['b']}`) per dataset: "
+                  + ", ".join(f"{d} {100 * v['difference']:+.1f} (p = {v['p_value']:.3f})" for d, v in c["datasets"].items()) + ".", ""]
+    cost = {r["scorer"]: r for r in rep.get("cost", [])}
+    if cost:
+        lines += ["Seconds per example in this run (wall, shared machine): "
+                  + ", ".join(f"`{n}` {cost[n]['seconds_per_example']:.3f}" for n in names if n in cost and cost[n].get("seconds_per_example") is not None) + ".", ""]
+    lines += _commands(meta) + [""]
+
+
+def _contrast(lines: list[str]) -> None:
+    meta, rep, con = _load("contrast", "meta.json"), _load("contrast", "report.json"), _load("contrast", "contrast.json")
+    names = list(rep["mean"])
+    lines += ["## The contrast suite", "",
+              "652 hand-checked minimal pairs (`veridic/bench/data/contrast_suite.jsonl`, data card: "
+              "[contrast-data.md](contrast-data.md)): role swaps, bag-of-words swaps, negations, number and entity "
+              "substitutions, each beside faithful rewrites (passives that keep the roles, converses, symmetric predicates). "
+              "Word overlap cannot separate them, so this is where a model score earns its keep.", "",
+              "| | " + " | ".join(f"`{n}`" for n in names) + " |", "|---|" + "---:|" * len(names)]
+    lines.append("| ROC AUC × 100 | " + " | ".join(f"{_pct(rep['mean'][n]['auc'])} [{_pct(rep['mean'][n]['auc_ci_low'])}, {_pct(rep['mean'][n]['auc_ci_high'])}]" for n in names) + " |")
+    per = con["contrast"]
+    rules = [r for r in per[names[0]] if not r.startswith("_")]
+    for rule in sorted(rules, key=lambda r: (not r.startswith("group:"), r)):
+        label = f"**{rule[6:]}**" if rule.startswith("group:") else f"`{rule}`"
+        lines.append(f"| {label} ({per[names[0]][rule]['n']}) | " + " | ".join(_pct(per[n][rule]["accuracy"]) for n in names) + " |")
+    lines += ["", "Rows below the AUC: accuracy × 100 per rule (pairs in brackets), the share of pairs on the right side of the scorer's own threshold; "
+              "`overlap-bigram` has none, so it gets the threshold with the best balanced accuracy on the whole suite, which flatters it. "
+              "The groups in bold pool the rules that swap arguments, that keep the same words in another order, and the faithful rewrites.", ""]
+    lines += _commands(meta) + [""]
+
+
+def _speed(lines: list[str]) -> None:
+    meta, res = _load("speed", "meta.json"), _load("speed", "result.json")
+    lines += ["## Speed", "",
+              f"The default scorer (`hybrid`, ONNX int8 backend, structure check on) scored {res['n']} FRANK examples "
+              f"(news articles of about 2,500 characters) at **{res['examples_per_s']:.2f} examples per second** of wall time "
+              f"({res['scoring_s']:.0f} s), and the whole process (imports and model load included) used {res['process_cpu_s']:.0f} CPU seconds "
+              f"({res['n'] / res['process_cpu_s']:.2f} examples per CPU second). Wall time depends on what else runs on the machine; "
+              "CPU seconds much less. Short pairs (a sentence against a paragraph) are several times faster.", ""]
+    lines += _commands(meta) + [""]
+
+
+def render() -> str:
+    lines = ["# Benchmark report", "",
+             "<!-- Generated by `python benchmarks/report.py` from benchmarks/results/; do not edit by hand. -->", "",
+             "How well and how fast veridic's default scorer separates faithful from unfaithful claims, with the embedded "
+             "model (`veridic-nli-minilm-l6`). Every figure below was produced by the command printed under it; "
+             "`python benchmarks/report.py --run` re-runs them all and rewrites this page. Labels: 1 = faithful. "
+             "Scores: higher = more faithful. CIs: 95 % percentile bootstrap, 1,000 stratified resamples, seed 0. "
+             "The keys of each `report.json` are documented in [report_schema.md](report_schema.md).", "",
+             "Figures not regenerated here (the detector suites, the AIS and probe tables, training costs, the service "
+             "load tests) are in the [development log](history/benchmarks-log.md) with their commands, and "
+             "[benchmarks/README.md](../benchmarks/README.md) lists the script behind each.", ""]
+    for name, fn in (("dev", _dev), ("contrast", _contrast), ("speed", _speed)):
+        if (RESULTS / name / "meta.json").is_file():
+            fn(lines)
+        else:
+            lines += [f"## {name}", "", f"Not measured yet: `python benchmarks/report.py --run {name}`.", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--run", nargs="*", metavar="NAME", default=None, help="re-run these measurements (none named: all) before rendering")
+    ap.add_argument("--check", action="store_true", help="exit 1 when docs/report.md is not what the result files give")
+    args = ap.parse_args(argv)
+    if args.run is not None:
+        known = {m.name: m for m in measurements()}
+        unknown = [n for n in args.run if n not in known]
+        if unknown:
+            ap.error(f"unknown measurement(s) {unknown}; known: {', '.join(known)}")
+        for name in args.run or list(known):
+            run(known[name])
+    page = render()
+    if args.check:
+        if not PAGE.is_file() or PAGE.read_text(encoding="utf-8") != page:
+            print(f"{PAGE.relative_to(ROOT)} is out of date: run python benchmarks/report.py", file=sys.stderr)
+            return 1
+        return 0
+    PAGE.write_text(page, encoding="utf-8")
+    print(f"wrote {PAGE.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
