@@ -6,6 +6,14 @@ latency p50/p95, throughput and the mean micro-batch size (from /metrics). Loopb
 loop is bounded by a request count and a time limit.
 
     .venv/bin/python benchmarks/service_load.py --requests 200 --concurrency 8 --out /tmp/service_load.json
+
+``--hostile`` instead sends the hostile set of docs/service_and_ray.md ("Re-running the audit") to one server:
+malformed, oversized and invalid requests (the 5xx count must be 0), the newline-split claim (3,552 one-word
+lines: refused before any model work), and the costliest claims the limits accept, abandoned by their client
+after 0.5 s, each followed by a one-pair request that must use the main model copy: how long the model stays
+held after the client left.
+
+    .venv/bin/python benchmarks/service_load.py --hostile --out /tmp/service_hostile.json
 """
 
 from __future__ import annotations
@@ -127,8 +135,70 @@ def run_config(name: str, *, batch_ms: float, max_batch: int, pairs: list[dict],
         }
 
 
+def _held_after_leaving(base: str, body: dict, *, leave_after_s: float = 0.5) -> dict:
+    """Send ``body``, leave after ``leave_after_s``, then time a one-pair request that only the main model thread takes."""
+    probe = {"pairs": [{"source": "A cat sat on the mat.", "claim": "A cat sat."}], "options": {"max_windows": 3}}  # per-request options: main copy
+    baseline = min(_timed(base, probe)[1] for _ in range(3))
+    try:
+        httpx.post(base + "/v1/score", json=body, timeout=leave_after_s)
+        status = "answered"
+    except httpx.TimeoutException:
+        status = "left"
+    code, waited = _timed(base, probe)
+    return {"first": status, "probe_status": code, "probe_baseline_s": round(baseline, 2), "probe_s": round(waited, 2),
+            "held_after_leaving_s": round(max(0.0, waited - baseline), 2)}
+
+
+def _timed(base: str, body: dict) -> tuple[int, float]:
+    t = time.perf_counter()
+    r = httpx.post(base + "/v1/score", json=body, timeout=120)
+    return r.status_code, time.perf_counter() - t
+
+
+def hostile(extra: list[str]) -> dict:
+    newline_claim = "\n".join(["cat"] * 3_552)
+    long_source = " ".join(f"Sentence {i} says the council met on day {i} to discuss item {i % 7}." for i in range(300))[:19_990]
+    raw = {
+        "not json": b"{not json", "deep nesting": b"[" * 10_000 + b"]" * 10_000, "NaN": b'{"pairs": [{"source": NaN, "claim": "x"}]}',
+        "surrogate id": b'{"pairs": [{"source": "A.", "claim": "A.", "id": "x\\ud800"}]}',
+        "surrogate claim": b'{"pairs": [{"source": "A.", "claim": "\\udfff"}]}', "not utf-8": b'{"pairs": [{"source": "\xff", "claim": "x"}]}',
+        "huge body": b"x" * (2 << 20),
+    }
+    bodies = {
+        "newline claim": {"pairs": [{"source": "A cat sat on the mat.", "claim": newline_claim}]},
+        "invisible claim": {"pairs": [{"source": "A cat sat.", "claim": "\ufe0f\u3164"}]},
+        "punctuation claim": {"pairs": [{"source": "...", "claim": "..."}]},
+        "unknown option": {"pairs": [{"source": "A.", "claim": "A."}], "options": {"nope": 1}},
+        "wrong type": {"pairs": [{"source": 1, "claim": "A."}]},
+        "too many pairs": {"pairs": [{"source": "A.", "claim": "A."}] * 65},
+        "long text": {"pairs": [{"source": "x" * 20_001, "claim": "A."}]},
+        "over the token budget": {"pairs": [{"source": long_source, "claim": "\n".join(["The council met."] * 40)}]},
+    }
+    out: dict = {"statuses": {}}
+    with served(extra, log_name="service_hostile", start_timeout_s=600) as (base, _proc):
+        for name, data in raw.items():
+            r = httpx.post(base + "/v1/score", content=data, headers={"content-type": "application/json"}, timeout=60)
+            out["statuses"][name] = r.status_code
+        for name, body in bodies.items():
+            t = time.perf_counter()
+            r = httpx.post(base + "/v1/score", json=body, timeout=120)
+            out["statuses"][name] = r.status_code
+            if name == "newline claim":
+                out["newline_claim"] = {"status": r.status_code, "seconds": round(time.perf_counter() - t, 3), "message": r.json()["error"]["message"][:160]}
+        # the costliest claims the limits accept: 128 lines against a short source; 33 sentences against a 19,000-character source
+        out["max_sentences_short_source"] = _held_after_leaving(base, {"pairs": [{"source": "The council met on Monday. It approved the budget.",
+                                                                                   "claim": "\n".join(f"The council met on day {i}." for i in range(128))}]})
+        out["max_budget_long_source"] = _held_after_leaving(base, {"pairs": [{"source": long_source,
+                                                                               "claim": "\n".join(f"The council met on day {i}." for i in range(33))}]})
+        m = httpx.get(base + "/metrics").text
+    out["5xx"] = sum(v >= 500 for v in out["statuses"].values()) + int(sum(float(x) for x in re.findall(r'veridic_requests_total\{route="[^"]*",status="5\d\d"\} ([0-9.e+]+)', m)))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hostile", action="store_true", help="Send the hostile set instead of the load test.")
+    ap.add_argument("--serve-args", default="", help="--hostile: extra `veridic serve` options, space-separated (e.g. '--no-express-lane').")
     ap.add_argument("--data", type=Path, default=DATA / "bench" / "dialfact_small.jsonl")
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--concurrency", type=int, default=8)
@@ -136,6 +206,12 @@ def main() -> None:
     ap.add_argument("--limit-s", type=float, default=400, help="Stop sending after this many seconds per config.")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args()
+    if a.hostile:
+        res = hostile(a.serve_args.split())
+        print(json.dumps(res, indent=2))
+        if a.out:
+            a.out.write_text(json.dumps(res, indent=2) + "\n")
+        return
     pairs = _pairs(a.data, a.requests)
     results = []
     for name, bms, mb in (("no micro-batching", 0.0, 1), ("micro-batching 5 ms / 32 pairs", 5.0, 32)):

@@ -20,14 +20,14 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, db: Path, *, port: int | None = None):
-        self.db, self.port = db, port or free_port()
+    def __init__(self, db: Path, *, port: int | None = None, args: tuple[str, ...] = ()):
+        self.db, self.port, self.args = db, port or free_port(), tuple(args)
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 120.0) -> Server:  # a loaded 2-core machine can take ~50 s to import fastapi + sqlalchemy
         env = dict(os.environ, VERIDIC_AIS_SECRET="test-secret-" + "x" * 20)
-        self.proc = subprocess.Popen([sys.executable, "-m", "veridic.ais.cli", "serve", "--db", str(self.db), "--port", str(self.port)],
+        self.proc = subprocess.Popen([sys.executable, "-m", "veridic.ais.cli", "serve", "--db", str(self.db), "--port", str(self.port), *self.args],
                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         deadline = time.time() + timeout
         while time.time() < deadline:
