@@ -127,9 +127,11 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}"
 
 
-def _commands(meta: dict) -> list[str]:
+def _commands(meta: dict, report: dict | None = None) -> list[str]:
+    cached = report is not None and any("cache" in str(r.get("timing")) for r in report.get("cost", []))
     lines = ["```bash", *meta["commands"], "```", "",
-             f"Ran {meta['finished']} on {meta['machine']}, veridic {meta['veridic_version']}, {meta['wall_seconds'] / 60:.0f} min wall."]
+             f"Ran {meta['finished']} on {meta['machine']}, veridic {meta['veridic_version']}, {max(1, round(meta['wall_seconds'] / 60))} min wall"
+             + (" (model scores read from the score cache of an earlier identical run; `--no-cache` recomputes them)." if cached else ".")]
     return lines
 
 
@@ -141,23 +143,35 @@ def _dev(lines: list[str]) -> None:
               "`overlap-bigram` (the share of the claim's word bigrams found in the source, no model) is the trivial baseline "
               "every model score must beat. None of these rows was used to train the embedded model; the hybrid's two weights "
               "were fitted on samples of the same pool (validated leave-one-dataset-out, see the model card).", ""]
-    lines += ["| dataset | n | " + " | ".join(f"`{n}`" for n in names) + " |", "|---|---:|" + "---:|" * len(names)]
+    comps = {c["dataset"]: c for c in rep.get("comparisons", [])}
+    pair = next(iter(comps.values()), None)
+    head = [f"`{n}`" for n in names] + ([f"`{pair['a']}` − `{pair['b']}` (p)"] if pair else [])
+    lines += ["| dataset | n | " + " | ".join(head) + " |", "|---|---:|" + "---:|" * len(head)]
+
+    def diff(key: str) -> list[str]:
+        c = comps.get(key)
+        if c is None:
+            return [] if not pair else ["–"]
+        star = "*" if c["significant"] else ""
+        pv = "< 0.001" if c["p_value"] < 0.001 else f"{c['p_value']:.3f}"
+        return [f"{100 * c['diff']:+.1f}{star} ({pv})"]
+
     for ds, block in rep["results"].items():
         cells = [f"{_pct(block[n]['auc'])} [{_pct(block[n]['auc_ci_low'])}, {_pct(block[n]['auc_ci_high'])}]" for n in names]
-        lines.append(f"| {ds} | {rep['datasets'][ds]['n']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {ds} | {rep['datasets'][ds]['n']} | " + " | ".join(cells + diff(ds)) + " |")
     mean = [f"**{_pct(rep['mean'][n]['auc'])}** [{_pct(rep['mean'][n]['auc_ci_low'])}, {_pct(rep['mean'][n]['auc_ci_high'])}]" for n in names]
-    lines += [f"| **mean** | | " + " | ".join(mean) + " |", ""]
+    lines += [f"| **mean** | {sum(rep['datasets'][d]['n'] for d in rep['results'])} | " + " | ".join(mean + diff("mean")) + " |", ""]
+    if pair:
+        lines += [f"Last column: the paired difference of AUC × 100 with the p-value of an approximate-randomization test "
+                  f"({pair['trials']:,} trials); * marks p ≤ 0.05.", ""]
     bal = [f"{_pct(sum(rep['results'][d][n]['balanced_accuracy'] for d in rep['results']) / len(rep['results']))}" for n in names]
     lines += ["Mean balanced accuracy × 100 at a threshold fitted on the other half of each dataset (2-fold cross-fitting): "
               + ", ".join(f"`{n}` {b}" for n, b in zip(names, bal)) + ".", ""]
-    for c in rep.get("comparisons", []):
-        lines += [f"Paired approximate-randomization test, AUC(`{c['a']}`) − AUC(`{c['b']}`) per dataset: "
-                  + ", ".join(f"{d} {100 * v['difference']:+.1f} (p = {v['p_value']:.3f})" for d, v in c["datasets"].items()) + ".", ""]
     cost = {r["scorer"]: r for r in rep.get("cost", [])}
     if cost:
         lines += ["Seconds per example in this run (wall, shared machine): "
                   + ", ".join(f"`{n}` {cost[n]['seconds_per_example']:.3f}" for n in names if n in cost and cost[n].get("seconds_per_example") is not None) + ".", ""]
-    lines += _commands(meta) + [""]
+    lines += _commands(meta, rep) + [""]
 
 
 def _contrast(lines: list[str]) -> None:
@@ -178,7 +192,7 @@ def _contrast(lines: list[str]) -> None:
     lines += ["", "Rows below the AUC: accuracy × 100 per rule (pairs in brackets), the share of pairs on the right side of the scorer's own threshold; "
               "`overlap-bigram` has none, so it gets the threshold with the best balanced accuracy on the whole suite, which flatters it. "
               "The groups in bold pool the rules that swap arguments, that keep the same words in another order, and the faithful rewrites.", ""]
-    lines += _commands(meta) + [""]
+    lines += _commands(meta, rep) + [""]
 
 
 def _speed(lines: list[str]) -> None:
@@ -188,7 +202,7 @@ def _speed(lines: list[str]) -> None:
               f"(news articles of about 2,500 characters) at **{res['examples_per_s']:.2f} examples per second** of wall time "
               f"({res['scoring_s']:.0f} s), and the whole process (imports and model load included) used {res['process_cpu_s']:.0f} CPU seconds "
               f"({res['n'] / res['process_cpu_s']:.2f} examples per CPU second). Wall time depends on what else runs on the machine; "
-              "CPU seconds much less. Short pairs (a sentence against a paragraph) are several times faster.", ""]
+              "CPU seconds much less.", ""]
     lines += _commands(meta) + [""]
 
 

@@ -124,3 +124,11 @@ def test_pomo_ablation_set_removes_exactly_the_used_claims():
     for e in exs:
         full, abl = e.grounding.rstrip(".").split(": ", 1)[1].split("; "), e.ablated_grounding.rstrip(".").split(": ", 1)[1].split("; ")
         assert set(abl) < set(full)  # a strict subset: g' lacks only the claims y uses
+
+
+def test_a_target_longer_than_the_window_is_skipped_and_counted(tiny_lm, tmp_path):
+    long = GroundedExample(grounding="Ann: poet.", context="Story.", target=" ".join(["Ann, the poet, spoke."] * 40), id="long")
+    res = train_grounded(examples=[*_examples(8), long], out_dir=tmp_path / "s", config=_cfg(tiny_lm, variant="basic", max_steps=2))
+    assert res.skipped_too_long == ["long"] and res.config["train_examples"] == 8
+    with pytest.raises(InputError, match="raise max_length"):
+        train_grounded(examples=[long], out_dir=tmp_path / "t", config=_cfg(tiny_lm, variant="basic", max_steps=2))

@@ -132,6 +132,8 @@ def test_readme_commands_run(tmp_path):
             assert "password" in (done.stdout + done.stderr).lower()
             continue
         assert done.returncode == 0, f"{run!r} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    for code in re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(encoding="utf-8"), flags=re.S):
+        exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})  # noqa: S102 - the quickstart
 
 
 # ------------------------------------------------------------------ words of the process
@@ -157,3 +159,16 @@ def test_guide_links_resolve():
 def test_the_benchmark_report_is_what_its_result_files_give():
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "report.py"), "--check"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_readme_quality_table_is_the_report_s():
+    import json
+
+    results = REPO / "benchmarks" / "results"
+    dev = json.loads((results / "dev" / "report.json").read_text())["mean"]
+    contrast = json.loads((results / "contrast" / "report.json").read_text())["mean"]
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    for name in ("hybrid", "e-c", "overlap-bigram"):
+        row = next(line for line in lines if line.startswith(f"| `{name}`"))
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        assert cells[1:3] == [f"{100 * dev[name]['auc']:.1f}", f"{100 * contrast[name]['auc']:.1f}"], f"README row {row!r} is not benchmarks/results/"

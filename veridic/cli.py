@@ -64,6 +64,7 @@ if typer is not None:
             if obj is None:
                 return _missing_extra(name, ImportError("typer"))
             if is_app:
+                _plain_help(obj)
                 cmd = typer.main.get_command(obj)
             else:
                 sub = typer.Typer(add_completion=False, context_settings=CONTEXT, rich_markup_mode=None)
@@ -84,6 +85,14 @@ if typer is not None:
                         rows.append((name, cmd.get_short_help_str(limit=formatter.width - 20)))
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+    def _plain_help(obj: Any) -> None:
+        # One help layout for every command: the plain one of `veridic` and `veridic score` (full option names,
+        # boolean flags without a value placeholder), also for the subcommand apps of other subpackages.
+        obj.rich_markup_mode = None
+        for group in getattr(obj, "registered_groups", []):
+            if group.typer_instance is not None:
+                _plain_help(group.typer_instance)
 
     def _missing_extra(name: str, exc: ImportError) -> click.Command:
         @click.command(name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
@@ -148,6 +157,7 @@ if typer is not None:
         try:
             cfg = O.scorer_config(None, **(scorer_flags or {}))
             O.check_model_flags(backend=backend, device=device, dtype=dtype)
+            O.check_hub_model(model)
             one = any(v is not None for v in (source, claim, source_file, claim_file))
             if input is None and not one:
                 raise VeridicError("Give --source/--claim (or --source-file/--claim-file) for one pair, or --input FILE for many.")
@@ -189,10 +199,12 @@ if typer is not None:
                     typer.echo(f"wrote {rep.written} scored rows to {output} ({rep.already_done} already there; {rep.chunks_scored}/{rep.chunks} "
                                f"chunks scored on {rep.actors} actors in {rep.seconds:.1f} s)", err=True)
                 return
-            n = _score_rows_file(cfg, input, output, fmt=fmt, limit=limit, quiet=quiet,
-                                 load=dict(model=model, backend=backend, device=device, dtype=dtype, batch_size=batch_size))
+            n, summary = _score_rows_file(cfg, input, output, fmt=fmt, limit=limit, quiet=quiet,
+                                          load=dict(model=model, backend=backend, device=device, dtype=dtype, batch_size=batch_size))
             if not quiet:
                 typer.echo(f"wrote {n} scored rows to {'standard output' if output == '-' else output}", err=True)
+                if summary:
+                    typer.echo(summary, err=True)
         except VeridicError as exc:
             _fail(exc)
         except OSError as exc:  # an unreadable input or unwritable output path
@@ -221,7 +233,7 @@ if typer is not None:
         else:
             _print_verdict(verdict)
 
-    def _score_rows_file(cfg: Any, input: str, output: str, *, fmt: str | None, limit: int | None, quiet: bool, load: dict[str, Any]) -> int:
+    def _score_rows_file(cfg: Any, input: str, output: str, *, fmt: str | None, limit: int | None, quiet: bool, load: dict[str, Any]) -> tuple[int, str | None]:
         import shutil
         import tempfile
 
@@ -242,12 +254,42 @@ if typer is not None:
             from veridic.api import load_scorer
             from veridic.scoring_files import score_file
 
-            n = score_file(scorer=load_scorer(cfg, reuse=False, **load), input=inp, output=out, progress=not quiet)
+            scorer = load_scorer(cfg, reuse=False, **load)
+            n = score_file(scorer=scorer, input=inp, output=out, progress=not quiet)
+            summary = None if quiet else _gold_summary(out, threshold=scorer.threshold)
             if output == "-":
                 with open(out, "rb") as fh:
                     shutil.copyfileobj(fh, sys.stdout.buffer)
                 sys.stdout.flush()
-            return n
+            return n, summary
+
+    def _gold_summary(scored: Path, *, threshold: float) -> str | None:
+        """ROC AUC and accuracy at the threshold over the rows that carry a gold label (1 = faithful), or None."""
+        from veridic.bench.datasets import parse_label
+        from veridic.io import read_records
+
+        gold, scores, right = [], [], 0
+        for row in read_records(scored):
+            if "label_pred" not in row or row.get("label") in (None, ""):
+                continue
+            try:
+                y = parse_label(row["label"])
+            except VeridicError:
+                return None  # a label column that is not a gold label: no summary
+            gold.append(y)
+            scores.append(float(row["score"]))
+            right += int((row["label_pred"] == "supported") == (y == 1))
+        if not gold:
+            return None
+        line = f"{len(gold)} rows with a gold label: accuracy {100 * right / len(gold):.1f} % at threshold {threshold:g}"
+        pos, neg = [s for s, y in zip(scores, gold) if y == 1], [s for s, y in zip(scores, gold) if y == 0]
+        if pos and neg:
+            from bisect import bisect_left, bisect_right
+
+            neg.sort()  # Mann-Whitney: each faithful row beats the unfaithful rows scored below it, ties count half
+            wins = sum(bisect_left(neg, q) + 0.5 * (bisect_right(neg, q) - bisect_left(neg, q)) for q in pos)
+            line += f", ROC AUC {100 * wins / (len(pos) * len(neg)):.1f}"
+        return line + " (veridic bench gives CIs and cross-fitted thresholds)"
 
     def _need_format(fmt: str | None, what: str) -> str:
         if fmt is None:

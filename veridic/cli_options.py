@@ -19,7 +19,7 @@ import typer
 
 from veridic.errors import InputError
 
-__all__ = ["SCORER_FLAGS", "read_text_arg", "scorer_config", "check_model_flags", "with_scorer_flags", "Bf16", "parse_bf16"]
+__all__ = ["SCORER_FLAGS", "read_text_arg", "scorer_config", "check_model_flags", "check_hub_model", "with_scorer_flags", "Bf16", "parse_bf16"]
 
 Bf16 = Annotated[str, typer.Option("--bf16", help="auto (when the CPU has native bf16: AMX or AVX512-BF16), on or off.")]
 
@@ -189,3 +189,45 @@ def check_model_flags(*, backend: str, device: str, dtype: str) -> str:
     if backend == "onnx" and resolved != "cpu":
         raise ConfigError(f"--backend onnx runs on the CPU; got --device {device}. Use --backend torch for a GPU.")
     return resolved
+
+
+def check_hub_model(model: str | None, *, probe_timeout: float = 3.0) -> None:
+    """Fail at once, before any loading, when ``model`` is a hub id that is neither cached nor reachable.
+
+    Without this, transformers retries the hub for up to a minute before giving up. A folder, an installed
+    package, the embedded model and a hub id already in the local cache pass; so does any hub id while the hub
+    answers (the loader then fetches it). ``HF_HUB_OFFLINE=1`` counts as unreachable.
+    """
+    if model is None:
+        return
+    import os
+
+    from veridic.errors import ModelLoadError
+    from veridic.nli.backend import resolve_model_path
+
+    ref, kind = resolve_model_path(model)
+    if kind != "hub":
+        return
+    try:
+        from huggingface_hub import try_to_load_from_cache
+        from huggingface_hub.constants import ENDPOINT, HF_HUB_CACHE
+    except ImportError:
+        return  # the loader will say which extra is missing
+    if isinstance(try_to_load_from_cache(str(ref), "config.json"), str):
+        return
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    if not offline:
+        import socket
+        from urllib.parse import urlparse
+
+        url = urlparse(ENDPOINT)
+        try:
+            socket.create_connection((url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)), timeout=probe_timeout).close()
+            return
+        except OSError:
+            pass
+    why = "HF_HUB_OFFLINE is set" if offline else f"{ENDPOINT} cannot be reached"
+    raise ModelLoadError(
+        f"Could not load NLI model {model!r} (hub). It is a hub id: this needs network access to a model hub (or a local copy). "
+        f"Cause: {why}, and it is not in the local cache ({HF_HUB_CACHE}). Pass a model folder with --model, or leave --model out for the embedded model."
+    )

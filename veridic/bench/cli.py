@@ -102,6 +102,7 @@ def bench(
             raise ConfigError(f"--on-invalid must be 'error' or 'skip'; got {on_invalid!r}.")
         if any(s.needs_backend for s in specs):
             O.check_model_flags(backend=backend, device=device, dtype=dtype)
+            O.check_hub_model(model)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             datasets = load_datasets(specs=data, on_invalid=on_invalid)
