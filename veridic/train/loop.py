@@ -137,6 +137,18 @@ class ContrastConfig:
 
 
 @dataclass
+class DistillConfig:
+    """Soft labels from a teacher model (:mod:`veridic.train.distill`)."""
+
+    enabled: bool = False
+    teacher: str | None = None  # a transformers NLI model folder (e.g. the base-size model)
+    temperature: float = 2.0
+    alpha: float = 0.5  # weight of the teacher's part of the loss; 1 - alpha goes to the gold label
+    max_length: int = 256  # the teacher's own window
+    batch_size: int = 64
+
+
+@dataclass
 class OptimConfig:
     batch_size: int = 16
     lr: float = 5e-5
@@ -178,6 +190,7 @@ class TrainConfig:
     augment: AugmentConfig = field(default_factory=AugmentConfig)
     synthetic: SyntheticConfig = field(default_factory=SyntheticConfig)
     contrast: ContrastConfig = field(default_factory=ContrastConfig)
+    distill: DistillConfig = field(default_factory=DistillConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
 
@@ -188,7 +201,7 @@ class TrainConfig:
 _NESTED: dict[tuple[type, str], type] = {
     (TrainConfig, "model"): ModelConfig, (TrainConfig, "data"): DataConfig,
     (TrainConfig, "augment"): AugmentConfig, (TrainConfig, "synthetic"): SyntheticConfig,
-    (TrainConfig, "contrast"): ContrastConfig,
+    (TrainConfig, "contrast"): ContrastConfig, (TrainConfig, "distill"): DistillConfig,
     (TrainConfig, "optim"): OptimConfig, (TrainConfig, "runtime"): RuntimeConfig,
     (SyntheticConfig, "pomo_modifier"): PomoModifierConfig,
 }
@@ -278,6 +291,12 @@ def _validate(cfg: TrainConfig) -> None:
                               f"exchanging premise and hypothesis); expected some of {sorted(REVERSIBLE_RULES)}")
     if cfg.commercial:
         _check_commercial(cfg)
+    if cfg.distill.enabled:
+        if not cfg.distill.teacher:
+            raise ConfigError("distill.enabled: true needs distill.teacher (a model folder)")
+        if not 0 <= cfg.distill.alpha <= 1 or cfg.distill.temperature <= 0:
+            raise ConfigError(f"distill: expected alpha in [0, 1] and temperature > 0, got alpha={cfg.distill.alpha}, "
+                              f"temperature={cfg.distill.temperature}")
     resolve_device(cfg.runtime.device, check=False)
     if cfg.model.max_length < 16:
         raise ConfigError(f"model.max_length: expected >= 16, got {cfg.model.max_length}")
@@ -335,6 +354,8 @@ def config_hash(cfg: TrainConfig) -> str:
     """Hash of everything that changes the trained weights (runtime options excluded)."""
     d = cfg.to_dict()
     d.pop("runtime", None)
+    if not d["distill"]["enabled"]:
+        d.pop("distill")  # configs written before the section existed keep their hash
     if not d["commercial"]:
         d.pop("commercial")  # configs written before the option existed keep their hash
     if d["model"]["num_layers"] is None:
@@ -601,6 +622,8 @@ class Trainer:
                 p = run_path(extra, self.out)
                 if not p.exists():
                     missing.append(f"contrast.extra_corpora: {p} (build it with `veridic synth frames -o {p}`)")
+        if cfg.distill.enabled and not (Path(str(cfg.distill.teacher)).expanduser() / "config.json").exists():
+            missing.append(f"distill.teacher: {cfg.distill.teacher} (a model folder with config.json)")
         if missing:
             raise InputError("training data not found:\n  " + "\n  ".join(missing)
                               + f"\n(data dir: {self.data_dir}; set $VERIDIC_DATA or --data)")
@@ -695,6 +718,22 @@ class Trainer:
         model.to(device)
         self._tokenize_plan(tokenizer)
         total = len(self.plan)
+        self.teacher = None
+        if cfg.distill.enabled:
+            from veridic.train.distill import teacher_logits
+
+            deadline = None
+            if self.max_minutes is not None:
+                deadline = self.t0 + max(0.0, (self.max_minutes - cfg.runtime.reserve_minutes) * 60)
+            self.teacher = teacher_logits(
+                examples=self.train_examples, teacher=Path(str(cfg.distill.teacher)).expanduser(), cache_dir=self.out,
+                max_length=cfg.distill.max_length, batch_size=cfg.distill.batch_size, bf16=self.bf16, device=device,
+                deadline=deadline, progress=cfg.runtime.progress)
+            if self.teacher is None:
+                self._log({"teacher_labelling": "stopped_by_time_budget", "elapsed_s": round(time.monotonic() - self.t0, 1)})
+                logger.warning("the time budget ran out while the teacher labelled the training pairs; "
+                               "run the same command again to continue (nothing was trained yet)")
+                return self.out
 
         no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
         params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
@@ -772,7 +811,14 @@ class Trainer:
                     logits = model(**batch).logits
             else:
                 logits = model(**batch).logits
-            loss = nli_loss(logits, labels, label_smoothing=cfg.optim.label_smoothing)
+            if self.teacher is not None:
+                from veridic.train.distill import distill_loss
+
+                soft = torch.from_numpy(self.teacher[self.plan[step]]).to(device)
+                loss = distill_loss(logits, labels, soft, temperature=cfg.distill.temperature, alpha=cfg.distill.alpha,
+                                    label_smoothing=cfg.optim.label_smoothing)
+            else:
+                loss = nli_loss(logits, labels, label_smoothing=cfg.optim.label_smoothing)
             loss.backward()
             if cfg.optim.max_grad_norm:
                 torch.nn.utils.clip_grad_norm_([p for _, p in params], cfg.optim.max_grad_norm)
