@@ -6,7 +6,7 @@ beside it, so that an express lane, if there is one, has scored; then reads the 
 (VmRSS) and its peak (VmHWM) from /proc and `veridic_express_batches` from /metrics. Loopback only; Linux.
 
     OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/service_memory.py --out /tmp/mem.json
-    OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/service_memory.py --config "" --config "--no-express-lane"
+    OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/service_memory.py --config "" --config=--no-express-lane
 """
 
 from __future__ import annotations

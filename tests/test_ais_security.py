@@ -329,9 +329,20 @@ def test_x_forwarded_for_is_ignored_unless_the_proxy_is_named(store, tmp_path, m
     monkeypatch.setattr(uvicorn, "run", lambda web, **kw: seen.update(kw))
     assert runner.invoke(app, ["serve", "--db", str(tmp_path / "ais.sqlite")]).exit_code == 0
     assert seen["proxy_headers"] is False and seen["forwarded_allow_ips"] is None  # uvicorn's default trusts 127.0.0.1
-    assert seen["limit_concurrency"] == 200 and seen["timeout_keep_alive"] == 5.0 and seen["http"].header_timeout_s == 10.0
     assert runner.invoke(app, ["serve", "--db", str(tmp_path / "ais.sqlite"), "--forwarded-allow-ips", "10.0.0.2, 10.0.0.3"]).exit_code == 0
     assert seen["proxy_headers"] is True and seen["forwarded_allow_ips"] == ["10.0.0.2", "10.0.0.3"]
+
+
+def test_ais_serve_closes_slow_connections_and_caps_them(store, tmp_path, monkeypatch):
+    import uvicorn
+
+    from veridic.ais.cli import app
+
+    seen = {}
+    monkeypatch.setattr(uvicorn, "run", lambda web, **kw: seen.update(kw))
+    assert runner.invoke(app, ["serve", "--db", str(tmp_path / "ais.sqlite"), "--header-timeout", "3"]).exit_code == 0
+    # the scoring service's protocol: a request line and headers not complete within the deadline close the connection
+    assert seen["http"].header_timeout_s == 3.0 and seen["timeout_keep_alive"] == 5.0 and seen["limit_concurrency"] == 200
 
 
 def test_a_stranger_cannot_lock_a_user_out():

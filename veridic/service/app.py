@@ -17,10 +17,12 @@ queue limit (503) and server-side deadline (``timeout_s``). When the
 deadline passes, or the client disconnects, the request's queued work is
 dropped, so an abandoned request stops costing model time within one batch.
 Errors are JSON ``{"error": {"type", "message", "details"}}``: 401 (API
-key), 408 (timeout), 413 (body, pair count or text length over the limit),
-422 (malformed or unusable input, and every :class:`~veridic.errors.InputError`),
-400 (other :class:`~veridic.errors.VeridicError`), 503 (queue full, or no
-detector loaded).
+key), 408 (timeout), 413 (body, pair count, text length, claim sentences or
+estimated tokens over the limit), 422 (well-formed JSON with unusable values,
+and every :class:`~veridic.errors.InputError`), 400 (a body that is not JSON,
+and other :class:`~veridic.errors.VeridicError`), 503 (queue full, or no
+detector loaded), 500 (a failure of the service, answered by the outermost
+layer with ``x-request-id``).
 
 >>> from fastapi.testclient import TestClient
 >>> class Echo:
