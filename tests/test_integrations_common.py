@@ -41,17 +41,26 @@ FAST = dict(backend="dummy", structure_check=False)
 def no_network(monkeypatch):
     """Fail the test when anything opens a network connection (local socket pairs stay allowed)."""
 
+    attempts: list = []
+
     def refuse(self, address, *args, **kwargs):
         if self.family == getattr(socket, "AF_UNIX", None):
             return real_connect(self, address, *args, **kwargs)
+        attempts.append(address)
+        raise AssertionError(f"a network connection was attempted to {address!r}")
+
+    def refuse_create(address, *args, **kwargs):
+        attempts.append(address)
         raise AssertionError(f"a network connection was attempted to {address!r}")
 
     real_connect = socket.socket.connect
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket.socket, "connect_ex", refuse)
-    monkeypatch.setattr(socket, "create_connection", lambda address, *a, **k: (_ for _ in ()).throw(AssertionError(f"network connection to {address!r}")))
+    monkeypatch.setattr(socket, "create_connection", refuse_create)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    yield
+    yield attempts
+    # a framework that swallowed the refusal (telemetry in a thread, say) still fails the test
+    assert not attempts, f"network connections were attempted: {attempts}"
 
 
 def cli_scores(rows, tmp_path, *, fast: bool = True) -> list[float]:
@@ -81,6 +90,8 @@ def test_the_guard_refuses_a_connection(no_network):
             s.connect(("127.0.0.1", 9))
     finally:
         s.close()
+    assert len(no_network) == 2
+    no_network.clear()  # the two attempts above were this test's own
 
 
 def test_judge_scores_equal_veridic_score(tmp_path, no_network):

@@ -35,7 +35,7 @@ from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, InputError, MissingDependencyError
 from veridic.types import Verdict, is_blank
 
-__all__ = ["CONTEXT_SEPARATOR", "Judge", "Judgement", "join_contexts", "require"]
+__all__ = ["AsyncBatcher", "CONTEXT_SEPARATOR", "Judge", "Judgement", "join_contexts", "require"]
 
 #: what joins a row's contexts into the one source veridic scores.
 CONTEXT_SEPARATOR = "\n\n"
@@ -48,7 +48,10 @@ def require(module: str, *, extra: str, purpose: str, package: str | None = None
 
     try:
         return importlib.import_module(module)
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not module.startswith(exc.name):
+            raise ImportError(f"{purpose} needs {package or module!r}, which is installed but fails to import ({exc}); "
+                              f"reinstall a supported version with: pip install 'veridic[{extra}]'") from exc
         raise MissingDependencyError(package or module.split(".")[0], extra=extra, purpose=purpose) from exc
 
 
@@ -288,3 +291,47 @@ class Judge:
                           "supported": v.label == "supported", "evidence": ev})
         return Judgement(score=v.score, label=v.label, uncertainty=v.uncertainty, passing=v.label == "supported",
                          method=v.method, sentences=tuple(sents), verdict=v)
+
+
+class AsyncBatcher:
+    """Gathers the rows that concurrent coroutines ask for into one :meth:`Judge.judge` call.
+
+    Frameworks that score one row per coroutine (RAGAS, DeepEval, LlamaIndex)
+    run many at once; each :meth:`judge` waits one loop turn for its
+    neighbours, then the whole group is scored in a worker thread, so a run
+    costs about what one batched ``veridic score`` call does.
+    """
+
+    def __init__(self, judge: Judge, *, max_rows: int = 256):
+        self.judge = judge
+        self.max_rows = max_rows
+        self._pending: dict[Any, list[tuple[Any, Any, Any]]] = {}
+
+    async def judge_one(self, *, answer: Any, contexts: Any) -> Judgement:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        queue = self._pending.setdefault(loop, [])
+        queue.append((answer, contexts, fut))
+        if len(queue) == 1:
+            loop.create_task(self._flush(loop))
+        return await fut
+
+    async def _flush(self, loop: Any) -> None:
+        import asyncio
+
+        await asyncio.sleep(0)  # let the coroutines started with this one queue their rows
+        while self._pending.get(loop):
+            batch, self._pending[loop] = self._pending[loop][: self.max_rows], self._pending[loop][self.max_rows :]
+            try:
+                out = await asyncio.to_thread(self.judge.judge, answers=[a for a, _, _ in batch], contexts=[c for _, c, _ in batch])
+            except Exception as exc:  # handed to every waiting row, never lost
+                for _, _, fut in batch:
+                    if not fut.done():
+                        fut.set_exception(exc)
+                continue
+            for (_, _, fut), j in zip(batch, out):
+                if not fut.done():
+                    fut.set_result(j)
+        self._pending.pop(loop, None)
