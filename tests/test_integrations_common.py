@@ -67,6 +67,7 @@ def cli_scores(rows, tmp_path, *, fast: bool = True) -> list[float]:
     """What `veridic score --input` gives for (answer, contexts) rows: the contexts joined as the source."""
     from veridic.cli import app
 
+    tmp_path.mkdir(parents=True, exist_ok=True)
     inp, out = tmp_path / "rows.jsonl", tmp_path / "scored.jsonl"
     inp.write_text("".join(json.dumps({"source": join_contexts(c), "claim": a}) + "\n" for a, c in rows))
     args = ["score", "--input", str(inp), "--output", str(out), "--quiet"]
