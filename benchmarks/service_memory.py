@@ -1,4 +1,4 @@
-"""Memory (RSS) of `veridic serve` with and without the express lane (issue 16), after both lanes have worked.
+"""Memory (RSS) of `veridic serve` with and without the express lane, after both lanes have worked.
 
 Starts `veridic serve` (the embedded model) on 127.0.0.1 with each configuration in turn, sends a few one-pair
 requests, then one large pair (a ~10,000-character source, well over --express-tokens) with one-pair requests

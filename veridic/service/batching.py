@@ -22,7 +22,7 @@ Verdicts are per pair, so a batched verdict equals the one the same pair
 gets alone — up to float32 summation order in the model (padding width and
 batch shape change the kernels' accumulation order): measured at most
 ~1e-7 on the hybrid score, asserted ``<= 1e-6`` in the tests
-(docs/benchmarks.md, issue 8).
+(docs/history/benchmarks-log.md, "Service, Ray and hardening").
 
 >>> import asyncio
 >>> def double(items): return [2 * x for x in items]

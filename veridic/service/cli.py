@@ -49,7 +49,7 @@ def serve(
     phrase_spans: bool = typer.Option(True, "--phrase-spans/--sentence-spans", help="With --detect: mark unsupported phrases (default) or whole sentences, as veridic detect."),
     express_lane: bool = typer.Option(True, "--express-lane/--no-express-lane",
                                       help="A second model copy, in its own thread, scores cheap pairs while the main one is busy with a large pair, "
-                                           "so one-pair requests do not wait behind it (docs/benchmarks.md, issue 16). "
+                                           "so one-pair requests do not wait behind it (docs/service_and_ray.md). "
                                            "Costs a second model copy in memory (about +55 MiB resident with the int8 ONNX default, +60 MiB with torch) and a "
                                            "second core while a large pair runs; --no-express-lane: one copy, one model thread."),
     express_tokens: int = typer.Option(512, "--express-tokens", help="Express lane: the most estimated tokens of a pair (and of a batch) the second copy takes."),
