@@ -20,9 +20,9 @@ request that caused it.
 
 Verdicts are per pair, so a batched verdict equals the one the same pair
 gets alone — up to float32 summation order in the model (padding width and
-batch shape change the kernels' accumulation order): measured at most
-~1e-7 on the hybrid score, asserted ``<= 1e-6`` in the tests
-(docs/history/benchmarks-log.md, "Service, Ray and hardening").
+batch shape change the kernels' accumulation order): identical on the int8
+ONNX default, up to ~7e-7 on the hybrid score with torch, asserted
+``<= 1e-6`` in the tests (docs/service_and_ray.md, "Audit").
 
 >>> import asyncio
 >>> def double(items): return [2 * x for x in items]
