@@ -1,7 +1,7 @@
 """Regenerate docs/report.md, veridic's benchmark report, from the result files in benchmarks/results/.
 
     python benchmarks/report.py                 # render docs/report.md from benchmarks/results/ (seconds)
-    python benchmarks/report.py --run           # re-run every measurement first (about 30-40 min on 2 cores), then render
+    python benchmarks/report.py --run           # re-run every measurement first (about 25 min on 2 busy CPU cores), then render
     python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, speed), then render
     python benchmarks/report.py --check         # fail when docs/report.md differs from what the result files give
 

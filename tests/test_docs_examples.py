@@ -79,11 +79,13 @@ def test_guide_examples_with_the_embedded_model(page, tmp_path, monkeypatch):
 # ------------------------------------------------------------------ README
 
 
-def _readme_commands() -> list[str]:
-    """Every `veridic ...` command of the README's code blocks (after the two set-up blocks), comments and pipes cut."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+def _readme_commands(page: Path = REPO / "README.md") -> list[str]:
+    """Every `veridic ...` command of a page's bash blocks (the README's after its two set-up blocks), comments and pipes cut."""
+    text = page.read_text(encoding="utf-8")
     out = []
-    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S)[2:]:
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    for block in blocks[2:] if page.name == "README.md" else blocks:
+        block = block.replace("\\\n", " ")
         for line in block.splitlines():
             line = line.split("  #")[0].strip()
             for part in re.split(r"&&|\|", line):
@@ -99,15 +101,17 @@ def test_readme_lists_one_command_per_capability():
         assert f" {sub}" in f" {commands}", f"README shows no `veridic {sub}` example"
 
 
-@pytest.mark.parametrize("command", _readme_commands())
-def test_readme_command_parses(command):
+@pytest.mark.parametrize("command", sorted({c for page in [REPO / "README.md", *sorted(GUIDE.glob("*.md"))] for c in _readme_commands(page)}))
+def test_readme_and_guide_commands_parse(command):
     """Each README command names real subcommands and options: click rejects unknown ones before --help exits."""
     pytest.importorskip("typer")
     from typer.testing import CliRunner
 
     from veridic.cli import app
 
-    args = shlex.split(command.replace('"$PW"', "x"))[1:]
+    args = [a for a in shlex.split(command.replace('"$PW"', "x"))[1:] if a not in (">",)]
+    if ">" in command:
+        args = shlex.split(command.split(">")[0])[1:]
     result = CliRunner().invoke(app, [*args, "--help"])
     assert result.exit_code == 0, f"{command!r} does not parse:\n{result.output}"
 
