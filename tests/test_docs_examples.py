@@ -142,7 +142,8 @@ def test_readme_commands_run(tmp_path):
 
 # ------------------------------------------------------------------ words of the process
 
-USER_PAGES = [REPO / "README.md", REPO / "docs" / "report.md", REPO / "benchmarks" / "README.md", *sorted(GUIDE.glob("*.md"))]
+USER_PAGES = [REPO / "README.md", REPO / "benchmarks" / "README.md", *[REPO / "docs" / n for n in ("report.md", "benchmarks.md", "report_schema.md", "contrast-data.md", "contrast_suite.md")],
+              *sorted(GUIDE.glob("*.md"))]
 PROCESS_WORDS = re.compile(r"\bsessions?\b|\bissues? #?\d+|\bhelpers?\b", re.I)
 
 
