@@ -122,3 +122,17 @@ def test_served_detector_marks_phrases_by_default_and_sentences_on_request(serve
     assert r.status_code == 200, r.text
     spans = r.json()["spans"]
     assert spans and all("edit_range" in s for s in spans)  # "Spain" is not in the evidence
+
+
+def test_the_structure_check_does_not_load_torch_beside_the_onnx_backend():
+    # thinc imports torch when spaCy is imported (~180 MiB resident); the default ONNX service never needs it.
+    import subprocess
+    import sys
+
+    pytest.importorskip("spacy")
+    code = ("import sys; from veridic.nli.structure import load_structure_check; sc = load_structure_check(); "
+            "found = sc.conflicts([('YouTube acquired Google.', 'Google acquired YouTube.')]); "
+            "print('torch' in sys.modules, found[0] is not None and found[0].kind); import torch; print(torch.__name__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "swap", "torch"]  # no torch for the parse; torch still importable afterwards

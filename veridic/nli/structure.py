@@ -123,11 +123,29 @@ class StructureCheck:
         return None
 
 
+def _import_spacy(*, hide_torch: bool):
+    # thinc imports torch whenever it is installed (~180 MiB resident) though the small CNN pipeline never uses it;
+    # where torch is not loaded yet (the ONNX backend), import spaCy with torch hidden. Parses are identical.
+    import sys
+
+    if not hide_torch or "spacy" in sys.modules or "torch" in sys.modules:
+        import spacy
+
+        return spacy
+    sys.modules["torch"] = None  # type: ignore[assignment]
+    try:
+        import spacy
+    finally:
+        if sys.modules.get("torch", False) is None:
+            del sys.modules["torch"]
+    return spacy
+
+
 @functools.lru_cache(maxsize=4)
 def load_structure_check(parser: str = DEFAULT_PARSER) -> StructureCheck:
     """The structure check on a spaCy pipeline (default: the small English one from PyPI), loaded once per process."""
     try:
-        import spacy
+        spacy = _import_spacy(hide_torch=parser == DEFAULT_PARSER)
     except ImportError:
         raise ConfigError("The structure check (structure_check=True, the default) needs spaCy: pip install 'veridic[spacy]'; "
                           "or turn it off with structure_check=False (--no-structure-check).") from None
