@@ -143,7 +143,7 @@ def run(
     t = Table(title=f"Factual ablation: {who} on {len(examples)} examples (%, 95% CI)")
     t.add_column("method")
     for name in names:
-        t.add_column(name)
+        t.add_column(name, min_width=len(name))  # full metric names, however narrow the terminal
     t.add_column("mean Δ (nats)")
     for r in report.results if report is not None else []:
         t.add_row(r.method, *[f"{_pct(m.value)} [{_pct(m.ci_low)}, {_pct(m.ci_high)}]" for m in r.metrics], f"{r.mean_difference:.3f}")
