@@ -42,6 +42,12 @@ def _workdir(tmp_path: Path) -> Path:
 
 
 def _run_page(page: Path, *, slow: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import veridic.bench.datasets as datasets
+    import veridic.registry as registry
+
+    # The extending page registers a scorer and a dataset group: keep them out of the other tests.
+    monkeypatch.setattr(registry, "_METHODS", dict(registry._METHODS))
+    monkeypatch.setattr(datasets, "_GROUPS", dict(datasets._GROUPS))
     work = _workdir(tmp_path)
     monkeypatch.chdir(work)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1"}
