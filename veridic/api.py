@@ -65,7 +65,9 @@ def score(
     """
     from veridic.limits import check_pairs
 
-    # The same guards as `veridic score` and the service, before any model loads.
+    # The same guards as `veridic score` and the service, before any model loads (lists first: a generator is read once).
+    sources = sources if isinstance(sources, str) else list(sources)
+    claims = claims if isinstance(claims, str) else list(claims)
     check_pairs(sources=sources, claims=claims)
     if method is not None:
         options["method"] = method
