@@ -95,3 +95,22 @@ def test_chunks_and_progress_bar_on_a_long_frame(capsys):
 def test_embedded_model_frame_equals_veridic_score(tmp_path, no_network):
     out = veridic.score_frame(pd.DataFrame(rows(CASES)), source="passages", claim="answer")
     assert out["score"].tolist() == pytest.approx(cli_scores(good_rows(), tmp_path, fast=False), abs=1e-5)
+
+
+@pytest.mark.slow
+def test_ray_dataset_gives_the_same_columns_as_pandas(no_network):
+    ray = pytest.importorskip("ray", reason="pip install 'veridic[ray]'")
+    pytest.importorskip("ray.data")
+    ref = veridic.score_frame(pd.DataFrame(rows(CASES + [BAD[3]])), source="passages", claim="answer", **FAST)
+    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=200 << 20, log_to_driver=False)
+    try:
+        ds = ray.data.from_pandas(pd.DataFrame(rows(CASES + [BAD[3]])))
+        ctx = ray.data.DataContext.get_current()
+        ctx.execution_options.preserve_order = True
+        out = veridic.score_frame(ds, source="passages", claim="answer", batch_rows=2, actors=1, **FAST).to_pandas()
+    finally:
+        ray.shutdown()
+    assert out["score"].tolist()[:-1] == pytest.approx(ref["score"].tolist()[:-1])
+    assert pd.isna(out["score"].tolist()[-1])  # Ray stores the NaN of a row it cannot judge as null
+    assert out["label"].tolist() == ref["label"].tolist()
+    assert [[dict(e) for e in ev] for ev in out["evidence"]] == ref["evidence"].tolist()

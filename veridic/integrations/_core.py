@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -211,14 +212,17 @@ class Judge:
         self.on_invalid = on_invalid
         self._load = dict(model=model, backend=backend, device=device, batch_size=batch_size)
         self._scorer: Any = None
+        # One scoring call at a time: the frameworks' worker threads share the scorer and its parse cache.
+        self._lock = threading.Lock()
 
     @property
     def scorer(self) -> Any:
         """The scorer (loaded on first use, the backend once per process)."""
-        if self._scorer is None:
-            from veridic.api import load_scorer
+        with self._lock:
+            if self._scorer is None:
+                from veridic.api import load_scorer
 
-            self._scorer = load_scorer(self.config, **self._load)
+                self._scorer = load_scorer(self.config, **self._load)
         return self._scorer
 
     @property
@@ -246,18 +250,20 @@ class Judge:
                 if r.error is not None:
                     raise InputError(f"Row {i}: {r.error}")
         ok = [i for i, r in enumerate(rows) if r.error is None]
-        verdicts = self._score([rows[i] for i in ok], [dialogue[i] for i in ok], progress=progress)
+        scorer = self.scorer
+        with self._lock:
+            verdicts = self._score(scorer, [rows[i] for i in ok], [dialogue[i] for i in ok], progress=progress)
         out: list[Judgement] = [self._invalid(r.error) for r in rows]  # type: ignore[arg-type]
         for i, v in zip(ok, verdicts):
             out[i] = v if isinstance(v, Judgement) else self._judgement(rows[i], v)
         return out
 
-    def _score(self, rows: list[_Row], dialogue: list[Any], *, progress: bool) -> list[Verdict | Judgement]:
+    def _score(self, scorer: Any, rows: list[_Row], dialogue: list[Any], *, progress: bool) -> list[Verdict | Judgement]:
         if not rows:
             return []
         sources, claims = [r.source for r in rows], [r.answer for r in rows]
         try:
-            return list(self.scorer.score(sources=sources, claims=claims, contexts=dialogue, progress=progress))
+            return list(scorer.score(sources=sources, claims=claims, contexts=dialogue, progress=progress))
         except InputError:
             if self.on_invalid == "raise":
                 raise
@@ -265,7 +271,7 @@ class Judge:
         out: list[Verdict | Judgement] = []
         for r, d in zip(rows, dialogue):
             try:
-                out.append(self.scorer.score(sources=[r.source], claims=[r.answer], contexts=[d])[0])
+                out.append(scorer.score(sources=[r.source], claims=[r.answer], contexts=[d])[0])
             except InputError as exc:
                 if self.on_invalid == "raise":
                     raise

@@ -62,7 +62,9 @@ def _kind(df: Any) -> str:
         raise InputError("score_frame needs rows to score; got a polars LazyFrame. Call .collect() on it first.")
     if mod == "pyarrow" and name in ("Table", "RecordBatch"):
         return "arrow"
-    raise InputError(f"score_frame takes a pandas or polars DataFrame or a pyarrow Table; got {type(df).__module__}.{name}.")
+    if mod == "ray" and name in ("Dataset", "MaterializedDataset"):
+        return "ray"
+    raise InputError(f"score_frame takes a pandas or polars DataFrame, a pyarrow Table or a Ray Dataset; got {type(df).__module__}.{name}.")
 
 
 def _columns(df: Any, kind: str) -> list[str]:
@@ -90,7 +92,8 @@ def _records(j: Judgement) -> list[dict[str, Any]]:
 
 def score_frame(df: Any, *, source: str, claim: str, context: str | None = None, config: ScorerConfig | str | None = None,
                 model: str | Path | None = None, backend: str = "auto", device: str = "cpu", batch_size: int = 32, batch_rows: int = 256,
-                on_invalid: OnInvalid = "nan", progress: bool | None = None, prefix: str = "", **options: Any) -> Any:
+                on_invalid: OnInvalid = "nan", progress: bool | None = None, prefix: str = "", actors: int = 1, judge: Judge | None = None,
+                **options: Any) -> Any:
     """Score each row's ``claim`` against its ``source`` and return the frame with verdict columns (see the module doc).
 
     ``config``/``options``/``model``/``backend``/``device``/``batch_size``:
@@ -99,8 +102,16 @@ def score_frame(df: Any, *, source: str, claim: str, context: str | None = None,
     ``"raise"``. ``progress``: a bar over rows (None: on from
     :data:`PROGRESS_ROWS` rows). ``prefix``: put before every added column
     name (when the frame already has a ``score`` column, say).
+
+    A Ray Dataset comes back as a lazy Dataset with the same columns, scored
+    in batches of ``batch_rows`` by ``actors`` actors that each load the
+    model once (``ray.data.Dataset.map_batches``). ``judge``: score with
+    this :class:`~veridic.integrations.Judge` instead of building one.
     """
     kind = _kind(df)
+    if kind == "ray":
+        return _ray(df, source=source, claim=claim, context=context, config=config, model=model, backend=backend, device=device,
+                    batch_size=batch_size, batch_rows=batch_rows, on_invalid=on_invalid, prefix=prefix, actors=actors, **options)
     cols = _columns(df, kind)
     for flag, col in (("source", source), ("claim", claim), ("context", context)):
         if col is not None and col not in cols:
@@ -113,7 +124,8 @@ def score_frame(df: Any, *, source: str, claim: str, context: str | None = None,
     clash = sorted(set(names.values()) & set(cols))
     if clash:
         raise InputError(f"score_frame would overwrite the frame's column(s) {clash}; pass prefix='veridic_' (or rename them).")
-    judge = Judge(config=config, model=model, backend=backend, device=device, batch_size=batch_size, on_invalid=on_invalid, **options)
+    if judge is None:
+        judge = Judge(config=config, model=model, backend=backend, device=device, batch_size=batch_size, on_invalid=on_invalid, **options)
     sources, claims = _values(df, kind, source), _values(df, kind, claim)
     dialogue = _values(df, kind, context) if context is not None else None
     judgements = _run(judge, sources, claims, dialogue, batch_rows=batch_rows,
@@ -190,3 +202,27 @@ def _attach(df: Any, kind: str, columns: dict[str, list[Any]], names: dict[str, 
     for name, values in columns.items():
         out = out.append_column(name, pa.array(values, type=types[name]))
     return out
+
+
+class _RayBatchScorer:
+    """Ray actor: builds the judge once (the backend loads once per actor), then scores one pandas batch per call."""
+
+    def __init__(self, *, frame_options: dict[str, Any], judge_options: dict[str, Any]):
+        self.frame_options = frame_options
+        self.judge = Judge(**judge_options)
+
+    def __call__(self, batch: Any) -> Any:
+        return score_frame(batch, judge=self.judge, progress=False, **self.frame_options)
+
+
+def _ray(ds: Any, *, source: str, claim: str, context: str | None, batch_rows: int, prefix: str, actors: int, **judge_options: Any) -> Any:
+    import ray.data
+
+    cols = list(ds.schema().names)
+    for flag, col in (("source", source), ("claim", claim), ("context", context)):
+        if col is not None and col not in cols:
+            raise InputError(f"score_frame: {flag}={col!r} is not a column of the dataset; its columns are {cols}.")
+    Judge(**judge_options)  # options checked now, in the driver, before any actor starts
+    return ds.map_batches(_RayBatchScorer, batch_format="pandas", batch_size=batch_rows, compute=ray.data.ActorPoolStrategy(size=actors),
+                          fn_constructor_kwargs={"frame_options": {"source": source, "claim": claim, "context": context, "prefix": prefix},
+                                                 "judge_options": judge_options})

@@ -77,7 +77,8 @@ class VeridicGuard(Runnable[dict, dict]):
         self.judge = Judge(config=config, model=model, backend=backend, **options)
 
     def invoke(self, input: dict, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
-        return self.batch([input], config)[0]
+        # through LangChain's callback machinery, so tracers see the guard as one run
+        return self._call_with_config(lambda x: self.batch([x])[0], input, config, run_type="chain")
 
     def batch(self, inputs: list[dict], config: RunnableConfig | list[RunnableConfig] | None = None, *, return_exceptions: bool = False,
               **kwargs: Any | None) -> list[dict]:
