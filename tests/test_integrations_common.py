@@ -154,3 +154,20 @@ def test_importing_veridic_imports_no_framework():
             "print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("config", ["overlap", "e-c-doc"])
+def test_other_scorers_give_one_unit_or_sentences_and_equal_the_library(config):
+    judge = Judge(config=config, backend="dummy")
+    got = judge.judge(answers=[a for a, _ in good_rows()], contexts=[c for _, c in good_rows()])
+    from veridic.api import load_scorer
+
+    ref = load_scorer(config, backend="dummy").score(sources=[join_contexts(c) for _, c in good_rows()], claims=[a for a, _ in good_rows()])
+    assert [j.score for j in got] == pytest.approx([v.score for v in ref])
+    assert all(j.sentences and j.reason().startswith(f"veridic {judge.name}") for j in got)
+
+
+def test_a_batch_of_only_bad_rows_loads_no_model():
+    judge = Judge(**FAST)
+    assert [j.label for j in judge.judge(answers=[None, "x"], contexts=[["a b c."], []])] == ["invalid", "invalid"]
+    assert judge._scorer is None

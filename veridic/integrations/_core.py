@@ -250,7 +250,7 @@ class Judge:
                 if r.error is not None:
                     raise InputError(f"Row {i}: {r.error}")
         ok = [i for i, r in enumerate(rows) if r.error is None]
-        scorer = self.scorer
+        scorer = self.scorer if ok else None  # a batch of rows it cannot judge loads no model
         with self._lock:
             verdicts = self._score(scorer, [rows[i] for i in ok], [dialogue[i] for i in ok], progress=progress)
         out: list[Judgement] = [self._invalid(r.error) for r in rows]  # type: ignore[arg-type]
