@@ -157,7 +157,6 @@ if typer is not None:
         try:
             cfg = O.scorer_config(None, **(scorer_flags or {}))
             O.check_model_flags(backend=backend, device=device, dtype=dtype)
-            O.check_hub_model(model)
             one = any(v is not None for v in (source, claim, source_file, claim_file))
             if input is None and not one:
                 raise VeridicError("Give --source/--claim (or --source-file/--claim-file) for one pair, or --input FILE for many.")
@@ -173,6 +172,7 @@ if typer is not None:
                 raise VeridicError("--engine ray scores a file (--input/--output); for one pair leave --engine out.")
             if fmt is not None and fmt not in _FORMATS:
                 raise VeridicError(f"--format must be one of {', '.join(_FORMATS)}; got {fmt!r}.")
+            O.check_hub_model(model)  # after every argument check: a bad -o is reported first
             if input is None:
                 from veridic.io import check_text_length
 
