@@ -130,14 +130,14 @@ def estimate_pair_cost(source: str, claim: str, context: str | None = None, *, s
     """Estimated tokens the scorer feeds the model for one pair: (source + context) × claim sentences + claim.
 
     Claim sentences are those the scorer judges, counted by its own splitter
-    (:func:`veridic.limits.claim_sentences`: every newline is a break too);
+    (:func:`veridic.limits.claim_sentences`: every line break counts too);
     ``granularity="document"`` judges the claim as one piece. Each sentence
     is priced against the whole source, an upper bound of the windows it is
     checked against.
 
     >>> estimate_pair_cost("A cat sat on the mat.", "A cat sat. It was red.")  # 7 source tokens x 2 sentences + 8
     22
-    >>> estimate_pair_cost("A cat sat on the mat.", "cat\nsat\nred")  # three lines are three sentences
+    >>> estimate_pair_cost("A cat sat on the mat.", "cat\\nsat\\nred")  # three lines are three sentences
     24
     """
     from veridic.limits import claim_sentences
