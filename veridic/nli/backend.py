@@ -129,6 +129,26 @@ def resolve_model_path(model: str | Path | None) -> tuple[str | Path, str]:
     return name, "hub"
 
 
+def load_sequence_classifier(ref: str | Path, **kwargs: Any) -> Any:
+    """``AutoModelForSequenceClassification.from_pretrained``, or a packed folder (int8 rows,
+    :mod:`veridic.nli.packed`) built from its config and dequantised to fp32."""
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+
+    from veridic.nli.packed import is_packed, read_packed
+
+    if isinstance(ref, Path) and is_packed(ref):
+        attn = kwargs.get("attn_implementation")
+        cfg = AutoConfig.from_pretrained(str(ref), local_files_only=True)
+        model = AutoModelForSequenceClassification.from_config(cfg, **({"attn_implementation": attn} if attn else {}))
+        missing, unexpected = model.load_state_dict(read_packed(ref), strict=False)
+        # Position ids and similar buffers are rebuilt from the config; a missing weight is an error.
+        missing = [k for k in missing if not k.endswith(("position_ids", "token_type_ids"))]
+        if missing or unexpected:
+            raise ModelLoadError(f"packed model {ref} does not fit its config: missing {missing[:5]}, unexpected {unexpected[:5]}")
+        return model
+    return AutoModelForSequenceClassification.from_pretrained(ref, **kwargs)
+
+
 def _quiet_transformers() -> None:
     # Weight-loading progress bars are noise inside veridic's own progress output.
     try:
@@ -351,7 +371,7 @@ class TorchNLIBackend(_TokenizerMixin):
             local_files_only = kind != "hub" or os.environ.get("HF_HUB_OFFLINE") == "1"
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(ref, revision=revision, local_files_only=local_files_only)
-            self.model = AutoModelForSequenceClassification.from_pretrained(
+            self.model = load_sequence_classifier(
                 ref, revision=revision, local_files_only=local_files_only, trust_remote_code=trust_remote_code
             )
         except OSError as exc:
@@ -798,7 +818,7 @@ def export_onnx(*, model: str | Path | None, out_dir: str | Path, quantize: bool
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tok = AutoTokenizer.from_pretrained(ref)
-    mdl = AutoModelForSequenceClassification.from_pretrained(ref, attn_implementation="eager").eval().to(device)
+    mdl = load_sequence_classifier(ref, attn_implementation="eager").eval().to(device)
     tok.save_pretrained(out)
     mdl.config.save_pretrained(out)
     enc = tok(["A premise sentence."], ["A hypothesis."], return_tensors="pt")

@@ -1,0 +1,92 @@
+"""Packed weights (int8 rows + fp16 scales): round trip, sharding, damage detection, scores within tolerance."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from veridic.errors import ModelLoadError  # noqa: E402
+from veridic.nli import load_backend  # noqa: E402
+from veridic.nli.packed import PACKED_MARKER, pack_state_dict, unpack_state_dict, write_packed  # noqa: E402
+
+PAIRS = (["The company hired 200 engineers in 2023.", "Paris is the capital of France.", "A man is playing a guitar."],
+         ["The company laid off engineers.", "France's capital is Paris.", "Nobody is playing music."])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 9), st.floats(1e-3, 1e3), st.integers(0, 2**31 - 1))
+def test_rounding_error_is_at_most_half_a_step_per_row(rows, cols, magnitude, seed):
+    g = torch.Generator().manual_seed(seed)
+    w = torch.randn(rows, cols, generator=g) * magnitude
+    packed = pack_state_dict({"w": w})
+    back = unpack_state_dict(packed)["w"]
+    stored = packed["w.scale16"].float()
+    exact = w.abs().amax(dim=1, keepdim=True) / 127.0
+    # Half a step of the stored scale, plus what clipping at +-127 costs when fp16 rounded the scale down.
+    bound = 0.5 * stored + 127 * (exact - stored).clamp_min(0) + 1e-6 * exact
+    assert torch.all((back - w).abs() <= bound)
+
+
+def test_a_zero_row_stays_zero():
+    w = torch.tensor([[0.0, 0.0], [1.0, -1.0]])
+    back = unpack_state_dict(pack_state_dict({"w": w}))["w"]
+    assert back[0].equal(w[0]) and torch.allclose(back[1], w[1], atol=1e-3)
+
+
+def test_small_tensors_and_integers_are_kept_exactly():
+    sd = {"b": torch.randn(7), "ids": torch.arange(5)}
+    back = unpack_state_dict(pack_state_dict(sd))
+    assert back["b"].equal(sd["b"]) and back["ids"].equal(sd["ids"])
+
+
+def test_packed_tiny_model_scores_like_the_original(tmp_path, tiny_nli_dir):
+    shards = write_packed(model_dir=tiny_nli_dir, out_dir=tmp_path / "packed", max_shard_mb=0.02)
+    assert len(shards) > 1 and not (tmp_path / "packed" / "model.safetensors").exists()
+    full = load_backend(tiny_nli_dir, kind="torch", dtype="float32")
+    packed = load_backend(tmp_path / "packed", kind="torch", dtype="float32")
+    a, b = full.predict(*PAIRS), packed.predict(*PAIRS)
+    assert np.abs(a - b).max() < 0.01
+    assert not np.array_equal(a, b)  # it really is the rounded copy
+
+
+def test_a_damaged_or_missing_shard_is_refused(tmp_path, tiny_nli_dir):
+    shards = write_packed(model_dir=tiny_nli_dir, out_dir=tmp_path / "p", max_shard_mb=0.02)
+    raw = bytearray(shards[0].read_bytes())
+    raw[-1] ^= 0xFF
+    shards[0].write_bytes(bytes(raw))
+    with pytest.raises(ModelLoadError, match="damaged"):
+        load_backend(tmp_path / "p", kind="torch", dtype="float32")
+    shards[0].unlink()
+    with pytest.raises(ModelLoadError, match="missing"):
+        load_backend(tmp_path / "p", kind="torch", dtype="float32")
+
+
+def test_an_unknown_format_is_refused(tmp_path, tiny_nli_dir):
+    write_packed(model_dir=tiny_nli_dir, out_dir=tmp_path / "p")
+    meta = json.loads((tmp_path / "p" / PACKED_MARKER).read_text())
+    meta["format"] = "something-else"
+    (tmp_path / "p" / PACKED_MARKER).write_text(json.dumps(meta))
+    with pytest.raises(ModelLoadError, match="upgrade veridic"):
+        load_backend(tmp_path / "p", kind="torch", dtype="float32")
+
+
+@pytest.mark.integration
+def test_packed_embedded_model_stays_within_the_card_tolerance(tmp_path):
+    from veridic.nli.backend import embedded_model_path
+
+    src = embedded_model_path()
+    if not (src / "model.safetensors").exists():
+        pytest.skip("the embedded model's weights are not in this checkout")
+    shards = write_packed(model_dir=src, out_dir=tmp_path / "packed")
+    assert sum(p.stat().st_size for p in shards) < 0.3 * (src / "model.safetensors").stat().st_size
+    full = load_backend(src, kind="torch", dtype="float32")
+    packed = load_backend(tmp_path / "packed", kind="torch", dtype="float32")
+    diff = np.abs(full.predict(*PAIRS) - packed.predict(*PAIRS)).max()
+    assert diff < 0.02, diff  # the tolerance the model cards state for packed weights
