@@ -16,12 +16,16 @@ RUN="${VERIDIC_TRAIN_DIR:-$HOME/.cache/veridic/train}/nli-base-$PHASE"
 VERIDIC="${VERIDIC_BIN:-.venv/bin/veridic}"
 [ -f "$CONFIG" ] || { echo "no config $CONFIG (expected PHASE v1 or v2)" >&2; exit 2; }
 mkdir -p "$RUN"
-step_of() { ls -d "$RUN"/checkpoints/step-* 2>/dev/null | sed 's/.*step-0*//' | sort -n | tail -1; }
-before="$(step_of)"; before="${before:-0}"
+step_of() {  # the newest checkpoint's step, 0 when there is none yet
+  local last
+  last="$(find "$RUN/checkpoints" -maxdepth 1 -name 'step-*' 2>/dev/null | sed 's/.*step-0*//' | sort -n | tail -1 || true)"
+  echo "${last:-0}"
+}
+before="$(step_of)"
 start="$(date -u +%FT%TZ)"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 nice -n 19 "$VERIDIC" train nli --config "$CONFIG" --output "$RUN" --max-minutes "$MINUTES" --resume
-after="$(step_of)"; after="${after:-0}"
+after="$(step_of)"
 printf '{"start": "%s", "end": "%s", "minutes": %s, "step_before": %s, "step_after": %s, "commit": "%s"}\n' \
   "$start" "$(date -u +%FT%TZ)" "$MINUTES" "$before" "$after" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
   >> "$RUN/stages.jsonl"
