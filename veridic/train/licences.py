@@ -146,6 +146,14 @@ def commercial_problems(*, sets: Iterable[str], contrast_sources: Iterable[str],
     return out
 
 
+def _path_licence(path: str) -> Licence | None:
+    """The licence of a data file named by its path (``pomo/valid.pm.zip``, ``nli/fnc1.jsonl.gz``)."""
+    if path.startswith("pomo/"):
+        return SOURCE_LICENCES["pomo_valid"]
+    stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
+    return LICENCES.get(stem)
+
+
 def licence_rows(summary: dict[str, Any]) -> list[dict[str, str]]:
     """One row per training input of a run (its ``training_summary.json``), for a model card.
 
@@ -173,6 +181,12 @@ def licence_rows(summary: dict[str, Any]) -> list[dict[str, str]]:
             add("NLI set", name, LICENCES.get(name))
     if float(cfg.get("augment", {}).get("fraction", 0.0)) > 0:
         add("augmentation", "paper 004 phrases", SOURCE_LICENCES["augment_phrases"])
+    syn = cfg.get("synthetic", {})
+    if syn.get("enabled"):
+        for src in syn.get("sources", []):
+            add("synthetic pairs from", str(src.get("path")), _path_licence(str(src.get("path", ""))))
+        if syn.get("pomo_modifier"):
+            add("synthetic pairs from", str(syn["pomo_modifier"].get("path")), SOURCE_LICENCES["pomo_test"])
     con = cfg.get("contrast", {})
     if con.get("enabled"):
         from veridic.synth.corpus import DEFAULT_SOURCES
