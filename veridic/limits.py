@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from veridic.errors import InputError
 
-__all__ = ["MAX_CLAIM_CHARS", "MAX_CLAIM_SENTENCES", "check_claim", "check_pairs", "claim_sentences", "max_claim_chars", "max_claim_sentences"]
+__all__ = ["MAX_CLAIM_CHARS", "MAX_CLAIM_SENTENCES", "check_claim", "check_pairs", "claim_sentences", "env_limit", "max_claim_chars", "max_claim_sentences"]
 
 MAX_CLAIM_CHARS = 20_000
 # Generated answers and summaries run to a few dozen sentences; 128 leaves room for long ones while one pair
@@ -35,7 +35,8 @@ MAX_CLAIM_CHARS = 20_000
 MAX_CLAIM_SENTENCES = 128
 
 
-def _env_limit(name: str, default: int, unit: str) -> int:
+def env_limit(name: str, default: int, unit: str) -> int:
+    """A size limit from the environment variable ``name`` (unset or blank: ``default``; 0: no limit)."""
     raw = os.environ.get(name)
     if raw is None or not raw.strip():
         return default
@@ -50,12 +51,12 @@ def _env_limit(name: str, default: int, unit: str) -> int:
 
 def max_claim_chars() -> int:
     """``$VERIDIC_MAX_CLAIM_CHARS`` or :data:`MAX_CLAIM_CHARS` (0: no limit)."""
-    return _env_limit("VERIDIC_MAX_CLAIM_CHARS", MAX_CLAIM_CHARS, "characters")
+    return env_limit("VERIDIC_MAX_CLAIM_CHARS", MAX_CLAIM_CHARS, "characters")
 
 
 def max_claim_sentences() -> int:
     """``$VERIDIC_MAX_CLAIM_SENTENCES`` or :data:`MAX_CLAIM_SENTENCES` (0: no limit)."""
-    return _env_limit("VERIDIC_MAX_CLAIM_SENTENCES", MAX_CLAIM_SENTENCES, "sentences")
+    return env_limit("VERIDIC_MAX_CLAIM_SENTENCES", MAX_CLAIM_SENTENCES, "sentences")
 
 
 def claim_sentences(claim: str, *, splitter: str = "blingfire") -> int:

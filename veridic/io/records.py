@@ -32,18 +32,9 @@ MAX_SOURCE_CHARS = 2_000_000
 
 def max_source_chars() -> int:
     """The source-length guard: ``$VERIDIC_MAX_SOURCE_CHARS`` or :data:`MAX_SOURCE_CHARS` (0 turns it off)."""
-    import os
+    from veridic.limits import env_limit
 
-    raw = os.environ.get("VERIDIC_MAX_SOURCE_CHARS")
-    if raw is None or not raw.strip():
-        return MAX_SOURCE_CHARS
-    try:
-        value = int(raw.replace("_", ""))
-    except ValueError:
-        raise InputError(f"VERIDIC_MAX_SOURCE_CHARS must be a whole number of characters (0 = no limit); got {raw!r}.") from None
-    if value < 0:
-        raise InputError(f"VERIDIC_MAX_SOURCE_CHARS must be >= 0 (0 = no limit); got {value}.")
-    return value
+    return env_limit("VERIDIC_MAX_SOURCE_CHARS", MAX_SOURCE_CHARS, "characters")
 
 
 def check_text_length(text: str, *, what: str = "source", limit: int | None = None, path: str | None = None, row: int | None = None) -> None:
