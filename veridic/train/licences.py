@@ -22,6 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from veridic.train.backbones import BACKBONE_PREFIX, BACKBONES, DEFAULT_BACKBONE
+
 __all__ = ["Licence", "LICENCES", "SOURCE_LICENCES", "BACKBONE_LICENCES", "commercial_problems", "licence_rows"]
 
 
@@ -104,10 +106,10 @@ SOURCE_LICENCES: dict[str, Licence] = {
     "augment_phrases": Licence("ten generic conversational fillers listed by paper 004 (a method, not a dataset)", _Y),
 }
 
-#: Pretrained encoders the trainer starts from.
+#: Pretrained encoders the trainer starts from, as their registry records them.
 BACKBONE_LICENCES: dict[str, Licence] = {
-    "all-minilm-l6-v2": Licence("Apache-2.0 (sentence-transformers all-MiniLM-L6-v2)", _Y),
-    "all-mpnet-base-v2": Licence("Apache-2.0 (sentence-transformers all-mpnet-base-v2)", _Y),
+    name: Licence(f"{b.licence} (sentence-transformers {name})", _Y if b.commercial_use else _U)
+    for name, b in BACKBONES.items()
 }
 
 
@@ -169,9 +171,9 @@ def licence_rows(summary: dict[str, Any]) -> list[dict[str, str]]:
         rows.append({"input": f"{kind} {name}".strip(), "licence": lic.licence, "commercial": lic.commercial,
                      "note": lic.note})
 
-    path = str(cfg.get("model", {}).get("path") or "backbone:all-minilm-l6-v2")
-    if path.startswith("backbone:"):
-        name = path.split(":", 1)[1]
+    path = str(cfg.get("model", {}).get("path") or DEFAULT_BACKBONE)
+    if path.startswith(BACKBONE_PREFIX):
+        name = path[len(BACKBONE_PREFIX):]
         add("backbone", name, BACKBONE_LICENCES.get(name))
     else:
         rows.append({"input": f"continued from {path}", "licence": "that model's inputs (see its card)",

@@ -33,7 +33,7 @@ from typing import Any
 from veridic.nli.backend import cpu_supports_bf16  # re-exported: the trainer's precision choice
 from veridic.errors import ConfigError, InputError, did_you_mean
 from veridic.synth.corpus import HELD_BACK_FRACTION
-from veridic.train.backbones import BACKBONE_PREFIX, backbone_dir
+from veridic.train.backbones import BACKBONE_PREFIX, DEFAULT_BACKBONE, backbone_dir
 
 __all__ = [
     "TrainConfig", "ModelConfig", "DataConfig", "SetSpec", "AugmentConfig", "SyntheticConfig",
@@ -316,11 +316,11 @@ def _check_commercial(cfg: TrainConfig) -> None:
     problems = commercial_problems(sets=sets, contrast_sources=sources, extra_corpora=extra, semiauto_excludes=excludes)
     if cfg.synthetic.enabled:
         problems.append("synthetic: PoMo / NLI-premise synthetic pairs carry their sources' terms; disable them")
-    path = cfg.model.path or "backbone:all-minilm-l6-v2"
+    path = cfg.model.path or DEFAULT_BACKBONE
     if not path.startswith(BACKBONE_PREFIX):
         problems.append(f"model.path: {path} is not a registered backbone; its training data's licences are unknown here")
-    elif (BACKBONE_LICENCES.get(path[len(BACKBONE_PREFIX):]) or None) is None:
-        problems.append(f"model.path: backbone {path} has no licence recorded")
+    elif (lic := BACKBONE_LICENCES.get(path[len(BACKBONE_PREFIX):])) is None or lic.commercial != "yes":
+        problems.append(f"model.path: backbone {path} is not cleared for commercial use")
     if problems:
         raise ConfigError("commercial: true, but these inputs are not cleared for commercial use:\n  "
                           + "\n  ".join(problems) + "\nRemove them (weight 0 or delete the entry) or set commercial: false.")
@@ -599,7 +599,7 @@ class Trainer:
     def _model_desc(self) -> str:
         m = self.cfg.model
         cut = f" (first {m.num_layers} layers)" if m.num_layers is not None else ""
-        return f"{m.path or 'backbone:all-minilm-l6-v2'}{cut}"
+        return f"{m.path or DEFAULT_BACKBONE}{cut}"
 
     def _check_inputs(self) -> None:
         """Fail before any work on a missing backbone or data file (not an hour into training)."""
@@ -720,7 +720,7 @@ class Trainer:
         total = len(self.plan)
         self.teacher = None
         if cfg.distill.enabled:
-            from veridic.train.distill import teacher_logits
+            from veridic.train.distill import distill_loss, teacher_logits
 
             deadline = None
             if self.max_minutes is not None:
@@ -812,8 +812,6 @@ class Trainer:
             else:
                 logits = model(**batch).logits
             if self.teacher is not None:
-                from veridic.train.distill import distill_loss
-
                 soft = torch.from_numpy(self.teacher[self.plan[step]]).to(device)
                 loss = distill_loss(logits, labels, soft, temperature=cfg.distill.temperature, alpha=cfg.distill.alpha,
                                     label_smoothing=cfg.optim.label_smoothing)
