@@ -216,7 +216,7 @@ def render() -> str:
              "The keys of each `report.json` are documented in [report_schema.md](report_schema.md).", "",
              "Figures not regenerated here (the detector suites, the AIS and probe tables, training costs, the service "
              "load tests) are in the [development log](history/benchmarks-log.md) with their commands, and "
-             "[benchmarks/README.md](../benchmarks/README.md) lists the script behind each.", ""]
+             "`benchmarks/README.md` in the repository lists the script behind each.", ""]
     for name, fn in (("dev", _dev), ("contrast", _contrast), ("speed", _speed)):
         if (RESULTS / name / "meta.json").is_file():
             fn(lines)
