@@ -21,7 +21,12 @@ from veridic.errors import (
 )
 from veridic.types import Pair, SentenceVerdict, Span, Verdict
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError as _NotInstalled, version as _dist_version
+
+try:
+    __version__ = _dist_version("veridic")  # the one version source: pyproject.toml's [project] version
+except _NotInstalled:  # a source tree that was never installed
+    __version__ = "0+unknown"
 
 
 def __getattr__(name: str):
