@@ -33,7 +33,7 @@ def test_two_annotators_complete_both_stages(browser, tmp_path):
     db = tmp_path / "ais.sqlite"
     s = Store(db, init=True)
     s.create_project("museum", task="qa", k=2)
-    s.add_items("museum", [{"id": f"q{i}", "system": "sys", "output": f"It reopened in 2019 (answer {i}).",
+    s.add_items("museum", [{"id": f"q{i}", "system": "sys", "claim": f"It reopened in 2019 (answer {i}).",
                             "context": ["Tell me about the museum.", "When did it reopen?"], "source": SOURCE} for i in range(3)])
     for n in ("ann1", "ann2", "boss"):
         s.add_annotator(n, password=f"secret-pw-{n}", admin=n == "boss")

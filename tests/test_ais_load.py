@@ -20,7 +20,7 @@ N_ANNOTATORS = 50
 def _setup(db, *, items: int, k: int = 5) -> None:
     s = Store(db, init=True)
     s.create_project("load", task="summarization", k=k)
-    s.add_items("load", [{"id": f"i{i}", "system": f"s{i % 3}", "output": f"Output {i}.", "source": "Source."} for i in range(items)])
+    s.add_items("load", [{"id": f"i{i}", "system": f"s{i % 3}", "claim": f"Output {i}.", "source": "Source."} for i in range(items)])
     for a in range(N_ANNOTATORS):
         s.add_annotator(f"a{a}", password=f"secret-pw{a}")
     s.close()

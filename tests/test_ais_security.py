@@ -26,7 +26,7 @@ runner = CliRunner()
 def store(tmp_path):
     s = Store(tmp_path / "ais.sqlite", init=True)
     s.create_project("news", task="summarization", k=3)
-    s.add_items("news", [{"id": f"d{i}", "system": "sysA", "output": f"Output number {i}.", "source": "A source."} for i in range(3)])
+    s.add_items("news", [{"id": f"d{i}", "system": "sysA", "claim": f"Output number {i}.", "source": "A source."} for i in range(3)])
     s.add_annotator("alice", password="secret-pw-alice")
     s.add_annotator("root", password="secret-pw-root", admin=True)
     yield s
@@ -197,7 +197,7 @@ def test_concurrent_logins_hash_at_most_two_passwords_at_once(store, monkeypatch
 # --- import / export / admin / CLI -------------------------------------------------------------
 def test_reimport_is_a_clear_error(store, tmp_path):
     items = tmp_path / "items.jsonl"
-    items.write_text('{"id": "x1", "output": "A."}\n{"id": "x2", "output": "B."}\n')
+    items.write_text('{"id": "x1", "claim": "A."}\n{"id": "x2", "claim": "B."}\n')
     assert store.import_items(items, project="p2", task="summarization") == 2
     with pytest.raises(DataFormatError, match="already in project 'p2'"):
         store.import_items(items, project="p2", task="summarization")
@@ -465,14 +465,14 @@ def test_item_ids_beyond_64_bits_are_422_not_500(store):
                                    '{"rows": [[{"nested": 1}]]}', '{"rows": [["1"]], "highlighted": [1]}', '{"rows": [], "colour": "red"}'])
 def test_malformed_table_items_are_refused_at_import(store, tmp_path, table):
     items = tmp_path / "t.jsonl"
-    items.write_text('{"id": "t1", "output": "A.", "table": ' + table + "}\n")
+    items.write_text('{"id": "t1", "claim": "A.", "table": ' + table + "}\n")
     with pytest.raises(DataFormatError, match="table"):
         store.import_items(items, project="tables", task="table")
 
 
 def test_a_well_formed_table_item_renders_at_stage_two(store, tmp_path):
     items = tmp_path / "t.jsonl"
-    items.write_text('{"id": "t1", "output": "A.", "table": {"title": "T", "header": ["a", "b"], "rows": [["1", 2]], "highlighted": [[0, 1]]}}\n')
+    items.write_text('{"id": "t1", "claim": "A.", "table": {"title": "T", "header": ["a", "b"], "rows": [["1", 2]], "highlighted": [[0, 1]]}}\n')
     store.import_items(items, project="tables", task="table", k=1)
     c = _client(store, "alice")
     item = c.get("/api/next?project=tables").json()["item"]

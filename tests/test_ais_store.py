@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from veridic.ais.auto import AutoAIS
 from veridic.ais.cli import app
-from veridic.ais.store import StageError, Store
+from veridic.ais.store import DeprecatedFieldWarning, StageError, Store
 from veridic.errors import ConfigError, DataFormatError
 from veridic.nli.labels import LabelMap
 
@@ -53,8 +53,8 @@ def _fill(store: Store, project: str) -> None:
 
 def _exercise(store: Store, project: str) -> None:
     store.create_project(project, task="summarization", k=3)
-    store.add_items(project, [{"id": "good", "system": "A", "output": "the cat sat", "source": "the cat sat on the mat"},
-                              {"id": "bad", "system": "B", "output": "dogs fly home", "source": "the cat sat on the mat"}])
+    store.add_items(project, [{"id": "good", "system": "A", "claim": "the cat sat", "source": "the cat sat on the mat"},
+                              {"id": "bad", "system": "B", "claim": "dogs fly home", "source": "the cat sat on the mat"}])
     _fill(store, project)
     rep = store.report(project=project, n_resamples=100)
     systems = {s["system"]: s for s in rep["systems"]}
@@ -69,8 +69,8 @@ def test_cli_init_import_export_and_report(tmp_path):
     assert runner.invoke(app, ["init", "--db", str(db)]).exit_code == 0
     items = tmp_path / "items.jsonl"
     items.write_text("\n".join(json.dumps(r) for r in [
-        {"id": "x1", "system": "A", "output": "Answer one.", "context": ["Q?"], "source": "Doc one."},
-        {"id": "x2", "system": "B", "output": "Answer two.", "context": "[\"Q?\", \"more\"]", "source": "Doc two."}]) + "\n")
+        {"id": "x1", "system": "A", "claim": "Answer one.", "context": ["Q?"], "source": "Doc one."},
+        {"id": "x2", "system": "B", "claim": "Answer two.", "context": "[\"Q?\", \"more\"]", "source": "Doc two."}]) + "\n")
     r = runner.invoke(app, ["import", str(items), "--project", "p", "--task", "qa", "--db", str(db), "--k", "2"])
     assert r.exit_code == 0 and "imported 2 items" in r.output, r.output
     store = Store(db)
@@ -87,6 +87,40 @@ def test_cli_init_import_export_and_report(tmp_path):
     assert r.exit_code == 0 and json.loads(r.stdout)["progress"]["assignments_done"] == 4
 
 
+def _import(tmp_path, *records):
+    db = tmp_path / "ais.sqlite"
+    assert runner.invoke(app, ["init", "--db", str(db)]).exit_code == 0
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return runner.invoke(app, ["import", str(items), "--project", "p", "--db", str(db)]), db
+
+
+def test_import_reads_the_claim_field(tmp_path):
+    r, db = _import(tmp_path, {"id": "a", "claim": "Cats purr.", "source": "Cats purr when content."})
+    assert r.exit_code == 0 and "imported 1 items" in r.stdout, r.output
+    assert r.stderr == ""
+    assert [it["claim"] for it in Store(db).items_with_sources(project="p")] == ["Cats purr."]
+
+
+def test_import_still_reads_output_with_a_deprecation_note(tmp_path):
+    r, db = _import(tmp_path, {"id": "a", "output": "Cats purr.", "source": "Cats purr when content."},
+                    {"id": "b", "claim": "Dogs bark.", "output": "Dogs bark.", "source": "Dogs bark at night."})
+    assert r.exit_code == 0 and "imported 2 items" in r.stdout, r.output
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("DeprecationWarning: ")
+    assert "2 of 2 items" in r.stderr and "'output'" in r.stderr and "name the field 'claim'" in r.stderr
+    assert [it["claim"] for it in Store(db).items_with_sources(project="p")] == ["Cats purr.", "Dogs bark."]
+    with pytest.warns(DeprecatedFieldWarning, match="1 of 1 items.*'output'.*'claim'"):
+        Store(db).add_items("p", [{"id": "c", "output": "Birds sing."}])
+
+
+def test_import_refuses_claim_and_output_that_differ(tmp_path):
+    r, db = _import(tmp_path, {"id": "a", "claim": "Cats purr.", "source": "Cats purr when content."},
+                    {"id": "b", "claim": "Dogs bark.", "output": "Dogs howl.", "source": "Dogs bark at night."})
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "row 2" in r.stderr and "'claim' ('Dogs bark.')" in r.stderr and "'output' ('Dogs howl.')" in r.stderr and "keep only 'claim'" in r.stderr
+    assert Store(db).items_with_sources(project="p") == []  # nothing was imported
+
+
 def test_store_errors_say_what_to_do(tmp_path):
     with pytest.raises(ConfigError, match="veridic ais init"):
         Store(tmp_path / "empty.sqlite")
@@ -95,7 +129,7 @@ def test_store_errors_say_what_to_do(tmp_path):
         s.create_project("x", task="poetry")
     s.create_project("t", task="table")
     with pytest.raises(DataFormatError, match="row 1.*needs 'table'"):
-        s.add_items("t", [{"output": "A sentence."}])
+        s.add_items("t", [{"claim": "A sentence."}])
     with pytest.raises(StageError, match="not assigned"):
         s.record(item_id=1, annotator_id=1, stage="int", answer=True)
 
@@ -156,7 +190,7 @@ def _queue_race(store: Store, *, annotators: int = 20, items: int = 200, k: int 
 
     project = "race-" + uuid.uuid4().hex[:8]
     store.create_project(project, task="summarization", k=k)
-    store.add_items(project, [{"id": f"i{i}", "output": f"Output {i}.", "source": "A source."} for i in range(items)])
+    store.add_items(project, [{"id": f"i{i}", "claim": f"Output {i}.", "source": "A source."} for i in range(items)])
     ids = [store.add_annotator(f"{project}-a{i}", password="secret-pw") for i in range(annotators)]
     done_at: dict[int, int] = {}
     errors: list[str] = []
@@ -223,7 +257,7 @@ def test_postgresql_queue_keeps_looking_when_its_candidates_fill_up_meanwhile():
     s = Store(url, init=True)
     project = "fill-" + uuid.uuid4().hex[:8]
     s.create_project(project, task="summarization", k=1)
-    s.add_items(project, [{"id": f"i{i}", "output": f"Output {i}.", "source": "A source."} for i in range(30)])
+    s.add_items(project, [{"id": f"i{i}", "claim": f"Output {i}.", "source": "A source."} for i in range(30)])
     a, b = (s.add_annotator(f"{project}-{n}", password="secret-pw") for n in "ab")
     queried, go = threading.Event(), threading.Event()
 

@@ -20,11 +20,11 @@ SOURCE = "SECRET-SOURCE-TEXT: the council approved the budget on Monday."
 def store(tmp_path):
     s = Store(tmp_path / "ais.sqlite", init=True)
     s.create_project("news", task="summarization", k=2)
-    s.add_items("news", [{"id": f"d{i}", "system": "sysA" if i % 2 else "sysB", "output": f"Output number {i}.", "source": SOURCE} for i in range(3)])
+    s.add_items("news", [{"id": f"d{i}", "system": "sysA" if i % 2 else "sysB", "claim": f"Output number {i}.", "source": SOURCE} for i in range(3)])
     s.create_project("chat", task="qa", k=5)
-    s.add_items("chat", [{"id": "c1", "output": "It opened in 1931.", "context": ["When did it open?", "Which building?"], "source": SOURCE}])
+    s.add_items("chat", [{"id": "c1", "claim": "It opened in 1931.", "context": ["When did it open?", "Which building?"], "source": SOURCE}])
     s.create_project("tables", task="table", k=5)
-    s.add_items("tables", [{"id": "t1", "output": "Ann won in 2001.", "table": {"title": "Results", "header": ["Year", "Winner"], "rows": [["2001", "Ann"]],
+    s.add_items("tables", [{"id": "t1", "claim": "Ann won in 2001.", "table": {"title": "Results", "header": ["Year", "Winner"], "rows": [["2001", "Ann"]],
                                                                                   "highlighted": [[0, 1]]}}])
     for name in ("alice", "bob", "carol"):
         s.add_annotator(name, password=f"secret-pw-{name}")

@@ -76,7 +76,7 @@ def auto_agreement(*, items: Sequence[Mapping[str, Any]], votes: Sequence[ItemVo
     cons = {c.item: c for c in consensus(votes)}
     todo = [it for it in items if (c := cons.get(it["id"])) is not None and c.interpretable and (it.get("source") or it.get("table"))]
     sources = [it.get("source") or _table_text(it["table"]) for it in todo]
-    decisions = rater.judge(sources=sources, outputs=[it["output"] for it in todo]) if todo else []
+    decisions = rater.judge(sources=sources, outputs=[it["claim"] for it in todo]) if todo else []
     judgments = [Judgment(item=it["id"], rater=rater.name, system=it.get("system", ""), interpretable=True, attributable=d) for it, d in zip(todo, decisions)]
     expert = {it["id"]: cons[it["id"]].attributable for it in todo}
     per_system: dict[str, list[bool]] = {}

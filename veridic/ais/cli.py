@@ -94,14 +94,26 @@ def import_cmd(
     k: Annotated[int, typer.Option("--k", help="Annotators per item.")] = 5,
     released: Annotated[bool, typer.Option("--released", help="Import released AIS ratings: items plus their consensus and vote counts.")] = False,
 ) -> None:
-    """Import items (JSONL/CSV: output, source, context, system, id) into a project."""
-    from veridic.ais.store import Store
+    """Import items (JSONL/CSV: claim, source or table, context, system, id) into a project.
+
+    The old field name 'output' is still read in place of 'claim', with a note on stderr.
+    """
+    import warnings
+
+    from veridic.ais.store import DeprecatedFieldWarning, Store
 
     try:
-        store = Store(_db(db))
-        n = store.import_released(path, project=project, task=task) if released else store.import_items(path, project=project, task=task, k=k)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DeprecatedFieldWarning)
+            store = Store(_db(db))
+            n = store.import_released(path, project=project, task=task) if released else store.import_items(path, project=project, task=task, k=k)
     except VeridicError as exc:
         _fail(exc)
+    for w in caught:
+        if issubclass(w.category, DeprecatedFieldWarning):
+            sys.stderr.write(f"DeprecationWarning: {w.message}\n")
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     typer.echo(f"imported {n} items into project {project!r}")
 
 

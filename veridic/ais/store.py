@@ -12,7 +12,7 @@ PostgreSQL; SQLite serialises writers), and a unique constraint on
 >>> s = Store("sqlite://", init=True)
 >>> s.create_project("demo", task="summarization", k=2)
 1
->>> s.add_items("demo", [{"id": "a", "output": "Cats purr.", "source": "Cats purr when content."}])
+>>> s.add_items("demo", [{"id": "a", "claim": "Cats purr.", "source": "Cats purr when content."}])
 1
 >>> alice = s.add_annotator("alice", password="pw-alice")
 >>> s.next_assignment(alice, project="demo").ext_id
@@ -29,6 +29,7 @@ import hmac
 import json
 import secrets
 import time
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +46,7 @@ try:
 except ImportError:  # pragma: no cover - exercised only without the extra
     raise MissingDependencyError("sqlalchemy", extra="ais", purpose="The AIS store") from None
 
-__all__ = ["HEAD_REVISION", "ItemView", "StageError", "Store", "database_url", "hash_password", "upgrade", "verify_password"]
+__all__ = ["HEAD_REVISION", "DeprecatedFieldWarning", "ItemView", "StageError", "Store", "database_url", "hash_password", "upgrade", "verify_password"]
 
 HEAD_REVISION = "0002_sessions"
 FLAG_REASONS = ("rendering problem (missing or empty element)", "corrupted text or encoding", "underspecified source", "needs expert knowledge", "other")
@@ -53,6 +54,24 @@ FLAG_REASONS = ("rendering problem (missing or empty element)", "corrupted text 
 
 class StageError(InputError):
     """A judgment arrived out of order (stage 2 before stage 1, a second answer, an unassigned item)."""
+
+
+class DeprecatedFieldWarning(DeprecationWarning):
+    """An imported item names a field by its old name (``output`` for ``claim``); ``veridic ais import`` prints it."""
+
+
+def _item_claim(rec: Mapping[str, Any], *, path: str, row: int) -> tuple[Any, bool]:
+    """The item's generated text and whether it came from the old field name ``output``."""
+    claim, old = rec.get("claim"), rec.get("output")
+    if old in (None, ""):
+        return claim, False
+    if claim not in (None, "") and claim != old:
+        def clip(v: Any) -> str:
+            return repr(v[:57] + "..." if isinstance(v, str) and len(v) > 60 else v)
+
+        raise DataFormatError(f"the item has both 'claim' ({clip(claim)}) and 'output' ({clip(old)}) with different texts; 'output' is the old "
+                              "name of 'claim': keep only 'claim'.", path=path, row=row)
+    return old, True
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,17 +245,22 @@ class Store:
             return [{"name": p.name, "task": p.task, "k": p.k} for p in s.scalars(select(Project).order_by(Project.id))]
 
     def add_items(self, project: str, records: Iterable[Mapping[str, Any]], *, source_name: str = "<records>") -> int:
-        """Add items: ``output`` (required), ``id``, ``system``, ``source`` or ``table``, ``context`` (list or JSON list)."""
-        n = 0
+        """Add items: ``claim`` (required), ``id``, ``system``, ``source`` or ``table``, ``context`` (list or JSON list).
+
+        ``output``, the old name of ``claim``, is still read, with a :class:`DeprecatedFieldWarning`; an item with both
+        fields and different texts is a :class:`~veridic.errors.DataFormatError`.
+        """
+        n = n_old = 0
         with self.Session.begin() as s:
             p = self._project(s, project)
             existing = set(s.scalars(select(Item.ext_id).where(Item.project_id == p.id)))
             seen: dict[str, int] = {}
             for i, rec in enumerate(records, start=1):
-                output = rec.get("output")
-                if not isinstance(output, str) or not output.strip():
-                    raise DataFormatError(f"'output' must be a non-empty string; got {output!r}. Item fields: id, output, source or table, context, system.",
+                claim, old_name = _item_claim(rec, path=source_name, row=i)
+                if not isinstance(claim, str) or not claim.strip():
+                    raise DataFormatError(f"'claim' must be a non-empty string; got {claim!r}. Item fields: id, claim, source or table, context, system.",
                                           path=source_name, row=i)
+                n_old += old_name
                 context = _as_json(rec.get("context"), what="context", path=source_name, row=i) or []
                 if isinstance(context, str):
                     context = [context]
@@ -255,9 +279,12 @@ class Store:
                                           path=source_name, row=i)
                 seen[ext_id] = i
                 s.add(Item(project_id=p.id, ext_id=ext_id, system=str(rec.get("system") or ""), task=p.task,
-                           output=output, context=[str(c) for c in context], source=None if source in (None, "") else str(source),
+                           output=claim, context=[str(c) for c in context], source=None if source in (None, "") else str(source),
                            source_table=table, meta=dict(rec["meta"]) if isinstance(rec.get("meta"), Mapping) else None))
                 n += 1
+        if n_old:
+            warnings.warn(f"{source_name}: {n_old} of {n} items name the generated text 'output', which is deprecated; name the field 'claim'.",
+                          DeprecatedFieldWarning, stacklevel=2)
         return n
 
     def import_items(self, path: str | Path, *, project: str, task: str, k: int = 5) -> int:
@@ -272,7 +299,7 @@ class Store:
 
         rows = read_released(path)
         self.create_project(project, task=task, k=5)
-        recs = [{"id": r.votes.item, "system": r.system, "output": r.output, "source": r.doc_url or "",
+        recs = [{"id": r.votes.item, "system": r.system, "claim": r.output, "source": r.doc_url or "",
                  "table": {"header": [], "rows": []} if task == "table" else None,
                  "meta": {"example": r.example, "released_votes": {k: getattr(r.votes, k) for k in ItemVotes.__slots__}}} for r in rows]
         return self.add_items(project, recs, source_name=str(path))
@@ -554,7 +581,7 @@ class Store:
     def items_with_sources(self, *, project: str) -> list[dict[str, Any]]:
         with self.Session() as s:
             p = self._project(s, project)
-            return [{"id": it.ext_id, "system": it.system, "output": it.output, "source": it.source, "table": it.source_table, "context": it.context or []}
+            return [{"id": it.ext_id, "system": it.system, "claim": it.output, "source": it.source, "table": it.source_table, "context": it.context or []}
                     for it in s.scalars(select(Item).where(Item.project_id == p.id).order_by(Item.id))]
 
     def auto_report(self, *, project: str, rater: Any) -> dict[str, Any]:
