@@ -1,4 +1,4 @@
-"""Latency of one-pair requests while a maximal request runs (issue 16): does a large request block small ones?
+"""Latency of one-pair requests while a maximal request runs: does a large request block small ones?
 
 Starts `veridic serve` (real embedded model) on 127.0.0.1, sends one *maximal* request (``--big-pairs``
 pairs whose sources fill the request's token budget) in the background, and meanwhile sends one-pair
@@ -8,7 +8,7 @@ load without the big request is the baseline. Loopback only, bounded by ``--seco
 
     OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/service_fairness.py --seconds 40 --out /tmp/fair.json
 
-``--repo DIR`` runs the service from another checkout (e.g. the code before issue 16) for comparison.
+``--repo DIR`` runs the service from another checkout (e.g. an earlier release) for comparison.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def main() -> None:
     ap.add_argument("--big-chars", type=int, default=15_000, help="Characters per big source, shortened until the request fits --budget.")
     ap.add_argument("--budget", type=int, default=150_000, help="The service's --max-request-tokens: the big request is the largest that fits.")
     ap.add_argument("--small-concurrency", type=int, default=2)
-    ap.add_argument("--repo", type=Path, default=REPO, help="Checkout to serve from (compare with the code before issue 16).")
+    ap.add_argument("--repo", type=Path, default=REPO, help="Checkout to serve from (to compare with an earlier release).")
     ap.add_argument("--method", default="hybrid")
     ap.add_argument("--extra", default="", help="More `veridic serve` options, space-separated.")
     ap.add_argument("--skip-baseline", action="store_true")

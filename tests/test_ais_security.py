@@ -1,4 +1,4 @@
-"""Issue 16, AIS app: CSRF, revocable server-side sessions, login throttling, safe exports, CLI details."""
+"""AIS app security: CSRF, revocable server-side sessions, login throttling, safe exports, CLI details."""
 
 from __future__ import annotations
 
@@ -264,7 +264,7 @@ def test_readme_documents_the_password_prompt_and_stdin():
     assert "--password-stdin" in readme
 
 
-# --- round 3: the throttle under concurrency, proxies, lockouts, body size, headers ------------------------
+# --- the throttle under concurrency, proxies, lockouts, body size, headers ------------------------
 def _concurrent_logins(client, logins):
     import threading
 

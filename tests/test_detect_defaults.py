@@ -69,7 +69,7 @@ def test_detect_cli_phrase_spans_reach_the_detector(tiny_int8_dir, nlp):
     r = CliRunner().invoke(app, [*args, "--sentence-spans"])
     assert r.exit_code == 0, r.output
     det = json.loads(r.output)["detector"]
-    # Phrase spans are the default (issue 17, session 11); --sentence-spans turns them off.
+    # Phrase spans are the default; --sentence-spans turns them off.
     assert (plain["phrase_spans"], det["phrase_spans"]) == (True, False)
     assert (plain["phrase_max_e"], plain["phrase_min_gain"]) == (0.25, 0.3)
 

@@ -1,4 +1,4 @@
-"""Issue 16, files: outputs are never lost or half-written; bad input fails early with the real reason."""
+"""Files: outputs are never lost or half-written; bad input fails early with the real reason."""
 
 from __future__ import annotations
 
@@ -131,8 +131,8 @@ def _offset_reads(n_sentences: int) -> int:
 
 
 def test_window_building_reads_the_source_offsets_a_linear_number_of_times():
-    # Before issue 15 every window re-read all the source's token offsets (and every claim sentence rebuilt the
-    # windows): doubling the source quadrupled the reads, and a 5 MB source never finished.
+    # Quadratic window building (every window re-reading all the source's token offsets, every claim sentence
+    # rebuilding the windows) quadruples the reads when the source doubles, and a 5 MB source never finishes.
     small, large = _offset_reads(150), _offset_reads(300)
     assert small > 0 and large / small < 2.2, (small, large)
 

@@ -195,7 +195,7 @@ def test_micro_batching_shares_model_calls_and_keeps_verdicts(scorer):
     for r, a in zip(rs, alone):
         v = r.json()["verdicts"][0]
         assert v["label"] == a.label or abs(a.score) < 1e-6
-        assert abs(v["score"] - a.score) <= 1e-6  # float32 accumulation order; see docs/benchmarks.md (issue 8)
+        assert abs(v["score"] - a.score) <= 1e-6  # float32 accumulation order; see docs/service_and_ray.md
         assert [s["evidence"]["start"] for s in v["sentences"]] == [s.evidence.start for s in a.sentences]
 
 

@@ -1,5 +1,5 @@
 """Determinism: identical scores across runs and processes; batch composition and thread count move
-only the last float32 bits (documented tolerance 1e-6, docs/benchmarks.md issue 8); the service
+only the last float32 bits (tolerance 1e-6; measured differences in docs/service_and_ray.md); the service
 with the real embedded model answers what `veridic.score` answers."""
 
 import json

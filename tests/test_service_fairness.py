@@ -1,4 +1,4 @@
-"""Issue 16, service: deadlines that cancel work, fair batches, token budgets, slow clients, offline docs, process metrics."""
+"""Service: deadlines that cancel work, fair batches, token budgets, slow clients, offline docs, process metrics."""
 
 from __future__ import annotations
 

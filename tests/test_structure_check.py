@@ -1,4 +1,4 @@
-"""The NLI scorers' structure check (swapped roles, reversed predicates) and verbatim support (issue 14)."""
+"""The NLI scorers' structure check (swapped roles, reversed predicates) and verbatim support."""
 
 import pytest
 from fakes import ENTAIL, FakeNLIBackend

@@ -65,7 +65,7 @@ TEMPLATES: dict[str, PromptTemplate] = {
     # West et al.'s score_zeroshot_gpt2.py as it runs: the trimmed "g\n" and "c\n" are
     # formatted with "{}\n" a second time, so each block ends in a blank line.
     "west-zs": PromptTemplate(name="west-zs", grounding_suffix="\n\n", context_suffix="\n\n"),
-    # The layout veridic used before issue 18 (one newline per block); kept for comparison.
+    # The earlier default layout (one newline per block); kept for comparison.
     "single-newline": PromptTemplate(name="single-newline"),
     # Named blocks, for instruction-tuned models that read labels better than bare text.
     "labelled": PromptTemplate(

@@ -2,7 +2,7 @@
 
 PoMo's splits share no entity, so test accuracy measures how the model
 does on people it has never seen. A held-out set that only removes the
-held items' own ids (``group="id"``, the rule before session 6) keeps
+held items' own ids (``group="id"``, the earlier rule) keeps
 other items about the same person in training: on the 48 items held out by
 the run ``mc-minilm-64-s5``, 42 had their entity in training and 37 had the
 very (entity, accurate claim) pair trained as the accurate answer. Its

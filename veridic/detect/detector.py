@@ -135,7 +135,7 @@ class HallucinationDetector:
     ``coverage_sentences`` best-aligned evidence sentences lack (for
     span-annotated benchmarks such as WiCE), each mark carrying the range its
     deleting edit removes (``edit_range``: the smallest optional phrase, or the
-    sentence, that holds it). On by default since session 11 of issue 17: on
+    sentence, that holds it). On by default: on
     WiCE test it marks unsupported tokens far better than whole sentences
     (+0.084 vs +0.015 over marking every token) at the same false-flag rate on
     the suite's correct passages; ``phrase_spans=False`` marks whole sentences
@@ -145,8 +145,8 @@ class HallucinationDetector:
     no check flagged is searched only when its entailment probability is at
     most ``phrase_max_e``, and its phrases are marked only when deleting them
     raises entailment by at least ``phrase_min_gain`` (0.25 and 0.3: tuned on
-    WiCE dev and the suite's correct passages, docs/benchmarks.md, issue 17
-    session 10; 1.0 and 0.0 search every such sentence, as before).
+    WiCE dev and the suite's correct passages, docs/history/benchmarks-log.md;
+    1.0 and 0.0 search every such sentence).
     """
 
     # Settings on the probability scale, checked in the constructor and on every later assignment.

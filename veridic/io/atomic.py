@@ -1,6 +1,6 @@
 """Outputs that are never half-written: temp file in the target folder, renamed on success.
 
-Every writer in veridic goes through :func:`atomic_open` (or the two helpers
+Every writer in veridic goes through :func:`atomic_open` (or the two wrappers
 on top of it), so an error, a kill or a full disk leaves the earlier output
 exactly as it was, and a reader never sees a partial file. The temp file
 lives in the target's own folder because ``os.replace`` is atomic only

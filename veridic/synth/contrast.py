@@ -134,7 +134,7 @@ class ContrastPair:
         return d
 
 
-# ----------------------------------------------------------------- parse helpers
+# ------------------------------------------------------------- parse-tree lookups
 def _root(doc: Any) -> Any | None:
     return next((t for t in doc if t.dep_ == "ROOT"), None)
 

@@ -478,7 +478,7 @@ class SyntheticGenerator:
         self.min_words = min_words
         self.max_words = max_words
 
-    # -- helpers -------------------------------------------------------------
+    # -- internals -----------------------------------------------------------
     def _usable(self, sentence: str) -> bool:
         n = len(sentence.split())
         starts_ok = sentence[:1].isalnum() or sentence[:1] in "\"'“‘"
