@@ -30,12 +30,11 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from veridic import build_scorer
 from veridic.bench.datasets import load_datasets
 from veridic.config import ScorerConfig
 from veridic.nli import CachedBackend, load_backend
 from veridic.nli.hybrid import ALL_FEATURES, HybridWeights, features_from_verdict, fit_hybrid
-from veridic.registry import build_scorer
-
 
 CANDIDATE_SETS = (
     ("ec_mean",),

@@ -47,7 +47,7 @@ def installed(module: str) -> bool:
 
 
 def baseline(rows, opts):
-    from veridic.api import load_scorer
+    from veridic.factory import load_scorer
     from veridic.integrations import join_contexts
 
     scorer = load_scorer(**opts)

@@ -39,7 +39,7 @@ def main() -> None:
     cache = ScoreCache(directory=default_cache_dir())
     # e and e-c share every NLI call; the on-disk prediction cache (the one `veridic bench` uses) keeps them across runs.
     backend = CachedBackend(load_backend(args.model, kind=args.backend), path=nli_cache_path(score_dir=cache.directory))
-    scorers = [build_scorer(name=n, backend=backend) for n in scorer_names]
+    scorers = [build_scorer(n, backend=backend) for n in scorer_names]
     rows: dict[str, dict[str, float]] = {}
     for ds in load_datasets(specs=args.data or ["dev"]):
         for name, sc in zip(scorer_names, scorers):

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from veridic import ScorerConfig, build_scorer
 from veridic.ablation.data import AblationExample
 from veridic.ablation.nli_baseline import nli_baseline
 
@@ -48,9 +49,8 @@ def test_counts_wins_of_the_true_grounding_and_ties_fail():
 
 
 def test_works_with_veridic_nli_scorer_on_a_tiny_model(tiny_backend):
-    from veridic.nli import NLIScorer
 
     for agg in ("mean", "min"):
-        scorer = NLIScorer(backend=tiny_backend, method="e-c", granularity="sentence", claim_aggregation=agg)
+        scorer = build_scorer(ScorerConfig(method="e-c", granularity="sentence", claim_aggregation=agg, structure_check=False), backend=tiny_backend)
         r = nli_baseline(examples=EX, scorer=scorer, n_resamples=20)
         assert 0.0 <= r.accuracy <= 1.0 and r.scorer["aggregation"]["claim"] == agg

@@ -153,7 +153,7 @@ def test_auto_backend_picks_onnx_int8_only_where_it_runs_the_configuration(tiny_
     pytest.importorskip("onnxruntime")
     import shutil
 
-    from veridic.api import load_scorer
+    from veridic.factory import load_scorer
     from veridic.nli import export_onnx
     from veridic.nli.backend import resolve_backend_kind
 

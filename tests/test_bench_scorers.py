@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
-from veridic.bench.scorers import OverlapScorer, build_scorer, get_scorer_spec, load_external_scores, scorer_names
+from veridic import ScorerConfig, build_scorer
+from veridic.bench.scorers import get_scorer_spec, load_external_scores, scorer_names
+from veridic.overlap import OverlapScorer
 from veridic.errors import ConfigError, DataFormatError, InputError, RegistryError
 
 
@@ -25,11 +27,11 @@ def test_unknown_scorer_suggests_a_name():
 
 def test_model_scorer_without_backend_is_refused():
     with pytest.raises(ConfigError, match="needs a model backend"):
-        build_scorer(name="e-c")
+        build_scorer("e-c")
 
 
 def test_overlap_unigram_uses_content_words_only():
-    s = OverlapScorer()
+    s = OverlapScorer(ScorerConfig(method="overlap"))
     v = s.score(sources=["The cat sat on the mat in Paris."], claims=["The cat sat in Rome."])[0]
     # content words of the claim: cat, sat, rome -> 2 of 3 found
     assert v.score == pytest.approx(2 / 3)
@@ -38,7 +40,7 @@ def test_overlap_unigram_uses_content_words_only():
 
 
 def test_overlap_is_case_insensitive_and_handles_stopword_only_claims():
-    s = OverlapScorer()
+    s = OverlapScorer(ScorerConfig(method="overlap"))
     assert s.score(sources=["PARIS is big"], claims=["paris"])[0].score == 1.0
     # Only stop words: fall back to all tokens rather than scoring an empty set.
     assert s.score(sources=["it is"], claims=["it is not"])[0].score == pytest.approx(2 / 3)
@@ -46,7 +48,7 @@ def test_overlap_is_case_insensitive_and_handles_stopword_only_claims():
 
 
 def test_overlap_bigram():
-    s = build_scorer(name="overlap-bigram")
+    s = build_scorer("overlap-bigram")
     assert s.name == "overlap-bigram"
     assert s.score(sources=["the red fox jumps"], claims=["red fox sleeps"])[0].score == pytest.approx(1 / 2)
 
@@ -84,7 +86,7 @@ def test_external_scores_bad_rows(tmp_path, body, msg):
 
 
 def test_nli_factory_builds_a_real_scorer_around_a_backend(tiny_backend):
-    s = build_scorer(name="e-c-doc", backend=tiny_backend)
+    s = build_scorer("e-c-doc", backend=tiny_backend)
     d = s.describe()
     assert s.name == "e-c-doc" and d["method"] == "e-c" and d["granularity"] == "document"
     v = s.score(sources=["The cat sat on the mat."], claims=["The cat sat."])
@@ -103,12 +105,13 @@ def _install_plugin(tmp_path, monkeypatch, entry_points: str, module: str) -> No
 
 
 PLUGIN = '''
-from veridic.bench.scorers import OverlapScorer
+from veridic.config import ScorerConfig
+from veridic.overlap import OverlapScorer
 
 
 def bigram(backend):
     """Bigram overlap, registered again by a plugin."""
-    return OverlapScorer(ngram=2)
+    return OverlapScorer(ScorerConfig(method="overlap-bigram"))
 
 
 bigram.needs_backend = False
@@ -119,12 +122,12 @@ def test_a_scorer_plugin_is_found_by_entry_point_and_imported_on_demand(tmp_path
     from veridic import registry as reg
 
     _install_plugin(tmp_path, monkeypatch, "demo-bigram = veridic_demo_plugin:bigram\n", PLUGIN)
-    monkeypatch.setattr(reg, "_METHODS", dict(reg._METHODS))
+    monkeypatch.setattr(reg.SCORERS, "_entries", dict(reg.SCORERS._entries))
     assert "demo-bigram" in scorer_names()
     assert "veridic_demo_plugin" not in sys.modules  # listing names imports nothing
     spec = get_scorer_spec("demo-bigram")
     assert spec.needs_backend is False and spec.summary.startswith("Bigram overlap")
-    s = build_scorer(name="demo-bigram")
+    s = build_scorer("demo-bigram")
     assert s.name == "demo-bigram"
     assert s.score(sources=["the red fox jumps"], claims=["red fox sleeps"])[0].score == pytest.approx(1 / 2)
 
@@ -133,10 +136,10 @@ def test_a_plugin_cannot_shadow_a_builtin_and_a_broken_one_says_why(tmp_path, mo
     from veridic import registry as reg
 
     _install_plugin(tmp_path, monkeypatch, "overlap = veridic_demo_plugin:bigram\nbroken = veridic_demo_plugin:missing\n", PLUGIN)
-    monkeypatch.setattr(reg, "_METHODS", dict(reg._METHODS))
+    monkeypatch.setattr(reg.SCORERS, "_entries", dict(reg.SCORERS._entries))
     with pytest.warns(UserWarning, match="'overlap', which is already taken"):
         assert "overlap" in scorer_names()
-    assert get_scorer_spec("overlap").factory is reg._METHODS["overlap"].factory
+    assert get_scorer_spec("overlap").factory is reg.SCORERS._entries["overlap"].factory
     with pytest.warns(UserWarning), pytest.raises(RegistryError, match="broken.*failed to import: AttributeError"):
         get_scorer_spec("broken")
     with pytest.warns(UserWarning), pytest.raises(RegistryError, match="Unknown scorer 'brokn'.*Did you mean 'broken'"):

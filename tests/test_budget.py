@@ -8,10 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 import veridic
+from veridic import ScorerConfig, build_scorer
 from veridic.errors import DataFormatError, InputError
 from veridic.io.records import record_to_pair
 from veridic.limits import check_claim, claim_sentences
-from veridic.nli import NLIScorer
 from veridic.service.settings import estimate_pair_cost
 from veridic.text import split_sentences
 
@@ -21,7 +21,7 @@ NEWLINE_CLAIM = "\n".join(["cat"] * 3_552)  # the audit's claim: one word a line
 def test_the_budget_counts_the_sentences_the_scorer_scores():
     from tests.fakes import FakeNLIBackend
 
-    scorer = NLIScorer(backend=FakeNLIBackend(), method="e-c", structure_check=False)
+    scorer = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=FakeNLIBackend())
     for claim in ("A cat sat. A dog ran.", "cat\ndog\nsat", "A. B. C.", "No stop at all"):
         (v,) = scorer.score(sources=["A cat sat on the mat."], claims=[claim])
         assert claim_sentences(claim) == len(v.sentences) == len(split_sentences(claim))
@@ -76,7 +76,7 @@ class _Recorder:
     def __init__(self):
         from tests.fakes import FakeNLIBackend
 
-        self.inner = NLIScorer(backend=FakeNLIBackend(), method="e-c")
+        self.inner = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=FakeNLIBackend())
         self.splitter, self.granularity = self.inner.splitter, self.inner.granularity
         self.claims: list[str] = []
 
@@ -145,7 +145,7 @@ def test_an_unexpected_failure_is_a_json_500_with_a_request_id():
 
 
 def test_serve_caps_concurrent_connections(monkeypatch):
-    import veridic.service.server as server
+    import veridic.serving as server
     from veridic.cli import app
 
     seen: dict = {}

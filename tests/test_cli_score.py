@@ -135,12 +135,12 @@ def test_usage_errors():
     (["--backend", "tensorrt"], "--backend must be one of auto, torch, onnx, dummy"),
 ])
 def test_bad_arguments_fail_before_any_model_loads(monkeypatch, args, msg):
-    from veridic.nli import backend as B
+    from veridic.registry import BACKENDS, BackendSpec
 
     def boom(*a, **k):
         raise AssertionError("a model was loaded before the arguments were checked")
 
-    monkeypatch.setattr(B, "_BACKENDS", {"torch": boom, "onnx": boom, "dummy": boom})
+    monkeypatch.setattr(BACKENDS, "_entries", {k: BackendSpec(name=k, loader=boom, summary="") for k in ("torch", "onnx", "dummy")})
     r = _run("score", "--source", "a b.", "--claim", "a.", *args)
     assert r.exit_code == 2 and msg in r.output, r.output
 
@@ -148,10 +148,11 @@ def test_bad_arguments_fail_before_any_model_loads(monkeypatch, args, msg):
 def test_device_cuda_without_cuda_is_refused_before_loading(monkeypatch):
     import torch
 
-    from veridic.nli import backend as B
+    from veridic.registry import BACKENDS, BackendSpec
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(B, "_BACKENDS", {"torch": None, "onnx": None, "dummy": None})  # calling one would raise TypeError
+    # calling a loader would raise TypeError
+    monkeypatch.setattr(BACKENDS, "_entries", {k: BackendSpec(name=k, loader=None, summary="") for k in ("torch", "onnx", "dummy")})
     r = _run("score", "--source", "a b.", "--claim", "a.", "--device", "cuda")
     assert r.exit_code == 2 and "CUDA is not available" in r.output
 
@@ -199,16 +200,16 @@ def test_stdin_to_stdout_needs_a_format_and_honours_limit(tmp_path):
 
 
 def test_every_scorer_option_reaches_the_scorer(monkeypatch):
-    from veridic import api
+    from veridic import factory
 
     seen = {}
-    real = api.load_scorer
+    real = factory.load_scorer
 
     def spy(config=None, **kw):
         seen["config"] = config
         return real(config, **kw)
 
-    monkeypatch.setattr(api, "load_scorer", spy)
+    monkeypatch.setattr(factory, "load_scorer", spy)
     r = _run("score", "--backend", "dummy", "--method", "e-c", "--mc-samples", "3", "--source-aggregation", "first", "--claim-aggregation", "min",
              "--window-sentences", "3", "--max-windows", "0", "--no-whole-source", "--context-mode", "premise", "--threshold", "0.2",
              "--abstain-above", "0.5", "--seed", "7", "--source", "A b. C d.", "--claim", "A b.", "--json")

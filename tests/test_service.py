@@ -7,11 +7,12 @@ import time
 
 import pytest
 
+from veridic import ScorerConfig, build_scorer
+
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 from fastapi.testclient import TestClient
 
-from veridic.nli import NLIScorer
 from veridic.service import ServiceSettings, create_app
 from veridic.service.schemas import SentenceVerdictModel, VerdictModel
 
@@ -25,7 +26,7 @@ PAIRS = [
 
 @pytest.fixture(scope="module")
 def scorer(tiny_backend):
-    return NLIScorer(backend=tiny_backend, method="e-c")
+    return build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=tiny_backend)
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +235,7 @@ def test_threads_hitting_the_sync_client(client):
 
 def test_per_request_options_change_the_scorer_and_unknown_ones_are_422(client, scorer, tiny_backend):
     from veridic.config import ScorerConfig
-    from veridic.registry import build_scorer
+    from veridic import build_scorer
 
     pair = PAIRS[3]
     r = client.post("/v1/score", json={"pairs": [pair], "options": {"granularity": "document"}})
@@ -256,7 +257,7 @@ def test_per_request_options_change_the_scorer_and_unknown_ones_are_422(client, 
 
 
 def test_service_scorer_is_built_from_the_config(tmp_path):
-    from veridic.service import build_scorer
+    from veridic.service import load_service_scorer
 
-    s = build_scorer("e-c", backend="dummy", max_windows=2, context_mode="premise")
+    s = load_service_scorer("e-c", backend="dummy", max_windows=2, context_mode="premise")
     assert s.config.max_windows == 2 and s.config.context_mode == "premise" and s.name == "e-c"

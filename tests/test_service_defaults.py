@@ -19,7 +19,7 @@ PAIR = {"source": "A cat sat on the mat in Paris.", "claim": "A cat sat."}
 def serve(monkeypatch):
     """Run `veridic serve ARGS`; returns (exit code, output, the create_app keywords, the app)."""
     import veridic.service as service
-    import veridic.service.server as server
+    import veridic.serving as server
     from veridic.cli import app
 
     built: dict = {}
@@ -103,11 +103,11 @@ def test_a_model_free_method_gets_no_express_copy(serve):
 
 
 def test_build_scorer_defaults_to_auto(tiny_int8_dir):
-    from veridic.service import build_scorer
+    from veridic.service import load_service_scorer
 
-    assert _kind(build_scorer("e-c", model=tiny_int8_dir, reuse=False)) == "onnx"
-    assert _kind(build_scorer("e-c", model=tiny_int8_dir, reuse=False, max_mc_samples=2)) == "torch"
-    assert _kind(build_scorer("e-c", model=tiny_int8_dir, backend="torch", reuse=False)) == "torch"
+    assert _kind(load_service_scorer("e-c", model=tiny_int8_dir, reuse=False)) == "onnx"
+    assert _kind(load_service_scorer("e-c", model=tiny_int8_dir, reuse=False, max_mc_samples=2)) == "torch"
+    assert _kind(load_service_scorer("e-c", model=tiny_int8_dir, backend="torch", reuse=False)) == "torch"
 
 
 def test_served_detector_marks_phrases_by_default_and_sentences_on_request(serve, tiny_int8_dir, nlp):

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from veridic.nli import NLIScorer
+from veridic import ScorerConfig, build_scorer
 
 SOURCES = ["The company hired 200 engineers in 2023. It is in Paris.", "A cat sat on the mat.", "Paris is in France.",
            "The cat sat. The company hired a cat. Engineers sat in Paris.", "a b c d e f g h i j k l m n o p q r s t u v w x y z"]
@@ -17,7 +17,7 @@ TOL = 1e-6
 
 
 def _scores(backend, **kw):
-    return [v.score for v in NLIScorer(backend=backend, method="e-c", **kw).score(sources=SOURCES, claims=CLAIMS)]
+    return [v.score for v in build_scorer(ScorerConfig(method="e-c", structure_check=False, **kw), backend=backend).score(sources=SOURCES, claims=CLAIMS)]
 
 
 def test_same_process_runs_are_identical(tiny_backend):
@@ -31,7 +31,7 @@ def test_batch_size_and_one_call_per_pair_stay_within_tolerance(tiny_nli_dir, ti
     for bs in (1, 3, 64):
         got = _scores(load_backend(tiny_nli_dir, kind="torch", dtype="float32", batch_size=bs))
         assert max(abs(a - b) for a, b in zip(ref, got)) <= TOL
-    sc = NLIScorer(backend=tiny_backend, method="e-c")
+    sc = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=tiny_backend)
     alone = [sc.score(sources=[s], claims=[c])[0].score for s, c in zip(SOURCES, CLAIMS)]
     assert max(abs(a - b) for a, b in zip(ref, alone)) <= TOL
 
@@ -39,9 +39,10 @@ def test_batch_size_and_one_call_per_pair_stay_within_tolerance(tiny_nli_dir, ti
 CHILD = """
 import json, sys, torch
 torch.set_num_threads(int(sys.argv[2]))
-from veridic.nli import NLIScorer, load_backend
+from veridic import ScorerConfig, build_scorer
+from veridic.nli import load_backend
 b = load_backend(sys.argv[1], kind="torch", dtype="float32", batch_size=8)
-print(json.dumps([v.score for v in NLIScorer(backend=b, method="e-c").score(sources=json.loads(sys.argv[3]), claims=json.loads(sys.argv[4]))]))
+print(json.dumps([v.score for v in build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=b).score(sources=json.loads(sys.argv[3]), claims=json.loads(sys.argv[4]))]))
 """
 
 
@@ -60,10 +61,10 @@ def test_service_with_the_embedded_model_answers_what_the_library_answers():
     from fastapi.testclient import TestClient
 
     import veridic
-    from veridic.service import build_scorer, create_app
+    from veridic.service import create_app, load_service_scorer
 
     src, clm = "The company hired 200 engineers in 2023.", "The company laid off engineers in 2023."
-    with TestClient(create_app(scorer=build_scorer())) as c:
+    with TestClient(create_app(scorer=load_service_scorer())) as c:
         r = c.post("/v1/score", json={"pairs": [{"source": src, "claim": clm}]})
         assert r.status_code == 200, r.text
         v = r.json()["verdicts"][0]

@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from veridic import ScorerConfig, build_scorer
+
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 from fastapi.testclient import TestClient  # noqa: E402
@@ -24,9 +26,8 @@ class PairScorer:
 
     def __init__(self, delay: float = 0.0):
         from tests.fakes import FakeNLIBackend
-        from veridic.nli import NLIScorer
 
-        self.inner = NLIScorer(backend=FakeNLIBackend(), method="e-c")
+        self.inner = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=FakeNLIBackend())
         self.delay = delay
         self.scored: list[str] = []
         self.lock = threading.Lock()
@@ -144,7 +145,7 @@ class _Uvicorn:
     def __init__(self, app, *, header_timeout_s: float = 10.0):
         import uvicorn
 
-        from veridic.service.server import guarded_h11
+        from veridic.serving import guarded_h11
 
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))

@@ -3,11 +3,9 @@
 import pytest
 from fakes import ENTAIL, FakeNLIBackend
 
-from veridic.config import ScorerConfig
+from veridic import Resources, ScorerConfig, build_scorer
 from veridic.errors import ConfigError
-from veridic.nli import NLIScorer
 from veridic.nli.structure import StructureCheck
-from veridic.registry import build_scorer
 
 EV = "Google bought YouTube from its founders in 2006."
 
@@ -59,9 +57,9 @@ def test_scorer_overrides_the_model_on_a_swap_and_reports_where(check):
     src = "It was a busy year. " + EV
     claim = "Analysts cheered. YouTube bought Google from its founders in 2006."
     b = FakeNLIBackend()  # word overlap: a swap shares every word, so the model entails it
-    plain = NLIScorer(backend=b, method="e-c", structure_check=False, structure=check).score(sources=[src], claims=[claim])[0]
+    plain = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=b, resources=Resources(structure=check)).score(sources=[src], claims=[claim])[0]
     assert plain.sentences[1].score > 0.8 and plain.sentences[1].conflict is None
-    v = NLIScorer(backend=b, method="e-c", structure=check).score(sources=[src], claims=[claim])[0]
+    v = build_scorer(ScorerConfig(method="e-c"), backend=b, resources=Resources(structure=check)).score(sources=[src], claims=[claim])[0]
     s = v.sentences[1]
     assert (s.e, s.n, s.c, s.score) == (0.0, 0.0, 1.0, -1.0)
     assert claim[s.conflict.start:s.conflict.end] == "YouTube bought Google"  # offsets into the claim
@@ -72,29 +70,29 @@ def test_scorer_overrides_the_model_on_a_swap_and_reports_where(check):
 
 
 def test_mc_samples_of_a_vetoed_sentence_agree(check):
-    v = NLIScorer(backend=FakeNLIBackend(), method="e-c", mc_samples=4, structure=check).score(
+    v = build_scorer(ScorerConfig(method="e-c", mc_samples=4), backend=FakeNLIBackend(), resources=Resources(structure=check)).score(
         sources=[EV], claims=["Google was bought by YouTube in 2006."])[0]
     assert v.score == -1.0 and v.uncertainty == 0.0
 
 
 def test_document_granularity_and_no_checker_leave_the_model_alone(check):
     claim = "YouTube bought Google from its founders in 2006."
-    doc = NLIScorer(backend=FakeNLIBackend(), method="e-c", granularity="document", structure=check).score(sources=[EV], claims=[claim])[0]
-    none = NLIScorer(backend=FakeNLIBackend(), method="e-c").score(sources=[EV], claims=[claim])[0]
+    doc = build_scorer(ScorerConfig(method="e-c", granularity="document"), backend=FakeNLIBackend(), resources=Resources(structure=check)).score(sources=[EV], claims=[claim])[0]
+    none = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=FakeNLIBackend()).score(sources=[EV], claims=[claim])[0]
     assert doc.score > 0.8 and none.score > 0.8
 
 
 def test_a_verbatim_copy_is_entailed_whatever_the_model_says():
     src = "Acme was founded in 2001. Google acquired YouTube in 2006. It rained."
     b = FakeNLIBackend({"Google acquired": [0.01, 0.03, 0.96]})  # the embedded model's real mistake
-    v = NLIScorer(backend=b, method="e-c").score(sources=[src], claims=["google acquired YouTube, in 2006!  It rained."])[0]
+    v = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=b).score(sources=[src], claims=["google acquired YouTube, in 2006!  It rained."])[0]
     s = v.sentences[0]
     assert (s.e, s.c, s.score) == (1.0, 0.0, 1.0)
     assert s.evidence.label == "verbatim" and src[s.evidence.start:s.evidence.end] == "Google acquired YouTube in 2006."
     assert v.sentences[1].evidence.label is None  # "It rained." is under three words: the model's verdict
-    off = NLIScorer(backend=b, method="e-c", verbatim_support=False).score(sources=[src], claims=["Google acquired YouTube in 2006."])[0]
+    off = build_scorer(ScorerConfig(method="e-c", verbatim_support=False, structure_check=False), backend=b).score(sources=[src], claims=["Google acquired YouTube in 2006."])[0]
     assert off.score == pytest.approx(0.01 - 0.96)
-    near = NLIScorer(backend=b, method="e-c").score(sources=[src], claims=["Google acquired YouTube in 2007."])[0]
+    near = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=b).score(sources=[src], claims=["Google acquired YouTube in 2007."])[0]
     assert near.score == pytest.approx(0.01 - 0.96)  # one word differs: not a copy
 
 
@@ -128,6 +126,8 @@ def test_the_detector_reports_the_scorers_conflict_as_a_relation_error(nlp):
 
     ev, p = "Alice met Bob in Paris in 2019.", "Bob met Alice in Paris in 2019."  # symmetric: the frame check is silent
 
+    from veridic.nli import NLIScorer
+
     class Injecting(NLIScorer):
         def score(self, **kw):
             out = []
@@ -137,10 +137,10 @@ def test_the_detector_reports_the_scorers_conflict_as_a_relation_error(nlp):
                 out.append(replace(v, sentences=(replace(s, e=0.0, n=0.0, c=1.0, score=-1.0, conflict=k),)))
             return out
 
-    r = HallucinationDetector(scorer=Injecting(backend=FakeNLIBackend({"": ENTAIL}, max_length=256)), nlp=nlp).detect(passage=p, evidence=ev)
+    r = HallucinationDetector(scorer=Injecting(ScorerConfig(method="e-c", structure_check=False), FakeNLIBackend({"": ENTAIL}, max_length=256)), nlp=nlp).detect(passage=p, evidence=ev)
     assert [(s.type, s.text, s.suggestion, s.reason) for s in r.spans] == [("relation", "Bob met Alice", "Alice met Bob", "structure-swap")]
     assert r.edited == "Alice met Bob in Paris in 2019."
-    plain = HallucinationDetector(scorer=NLIScorer(backend=FakeNLIBackend({"": ENTAIL}, max_length=256)), nlp=nlp).detect(passage=p, evidence=ev)
+    plain = HallucinationDetector(scorer=build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=FakeNLIBackend({"": ENTAIL}, max_length=256)), nlp=nlp).detect(passage=p, evidence=ev)
     assert plain.spans == ()
 
 

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from veridic.api import score
+from veridic.config import ScorerConfig
 from veridic.errors import (
     ConfigError,
     DataFormatError,
@@ -19,14 +20,9 @@ from veridic.errors import (
     RegistryError,
     VeridicError,
 )
-from veridic.types import Pair, SentenceVerdict, Span, Verdict
-
-from importlib.metadata import PackageNotFoundError as _NotInstalled, version as _dist_version
-
-try:
-    __version__ = _dist_version("veridic")  # the one version source: pyproject.toml's [project] version
-except _NotInstalled:  # a source tree that was never installed
-    __version__ = "0+unknown"
+from veridic.factory import Resources, build_scorer, load_scorer
+from veridic.types import Pair, Scorer, SentenceVerdict, Span, Verdict
+from veridic.version import __version__
 
 
 def __getattr__(name: str):
@@ -42,6 +38,11 @@ __all__ = [
     "__version__",
     "score",
     "score_frame",
+    "build_scorer",
+    "load_scorer",
+    "ScorerConfig",
+    "Scorer",
+    "Resources",
     "Pair",
     "Span",
     "SentenceVerdict",

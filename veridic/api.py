@@ -2,31 +2,15 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from veridic.config import ScorerConfig
+from veridic.factory import cached_backend, load_scorer
 from veridic.types import Verdict
 
 __all__ = ["score", "cached_backend", "load_scorer"]
-
-_CACHE: dict[tuple, Any] = {}
-_LOCK = threading.Lock()
-
-
-def cached_backend(model: str | Path | None = None, *, kind: str = "auto", **kwargs: Any):
-    """Load a backend once per process; repeated calls with the same arguments reuse it (loading takes seconds)."""
-    from veridic.nli import load_backend
-    from veridic.nli.backend import resolve_backend_kind
-
-    kind = resolve_backend_kind(kind, model=model, device=kwargs.get("device", "cpu"), dtype=kwargs.get("dtype", "auto"), options=list(kwargs))
-    key = (str(model), kind, tuple(sorted(kwargs.items())))
-    with _LOCK:
-        if key not in _CACHE:
-            _CACHE[key] = load_backend(model, kind=kind, **kwargs)
-        return _CACHE[key]
 
 
 def score(
@@ -35,9 +19,9 @@ def score(
     claims: Sequence[str],
     contexts: Sequence[str | Sequence[str] | None] | None = None,
     config: ScorerConfig | str | None = None,
-    method: Literal["e", "e-c", "hybrid"] | str | None = None,
+    method: str | None = None,
     model: str | Path | None = None,
-    backend: Literal["auto", "torch", "onnx", "dummy"] = "auto",
+    backend: str = "auto",
     device: str = "cpu",
     dtype: str = "auto",
     progress: bool = False,
@@ -73,38 +57,3 @@ def score(
         options["method"] = method
     scorer = load_scorer(config, model=model, backend=backend, device=device, dtype=dtype, **options)
     return scorer.score(sources=sources, claims=claims, contexts=contexts, progress=progress)
-
-
-def load_scorer(
-    config: ScorerConfig | str | None = None,
-    *,
-    model: str | Path | None = None,
-    backend: str = "auto",
-    device: str = "cpu",
-    dtype: str = "auto",
-    batch_size: int = 32,
-    reuse: bool = True,
-    **options: Any,
-):
-    """Load the backend (once per process with ``reuse``) and build the scorer ``config`` describes.
-
-    What ``veridic score``, ``veridic serve``, each Ray actor and the detector's
-    CLI call. Options are validated (and ``device`` checked) before any model
-    loads; model-free methods load nothing.
-
-    >>> load_scorer("overlap").name
-    'overlap'
-    """
-    from veridic.nli.backend import check_device, check_dtype, load_backend, resolve_backend_kind
-    from veridic.registry import build_scorer, get_method, resolve_config
-
-    cfg = resolve_config(config, **options)
-    if not get_method(cfg.method).needs_backend:
-        return build_scorer(cfg)
-    check_dtype(dtype, device=check_device(device))
-    # auto: the fastest backend that runs this configuration (Monte-Carlo dropout needs torch).
-    kind = resolve_backend_kind(backend, model=model, device=device, dtype=dtype, mc_samples=cfg.mc_samples)
-    if kind == "onnx" and dtype == "auto" and backend == "auto":
-        dtype = "int8"
-    load = cached_backend if reuse else load_backend
-    return build_scorer(cfg, backend=load(model, kind=kind, device=device, dtype=dtype, batch_size=batch_size))

@@ -105,7 +105,7 @@ if typer is not None:
 
     def _version_callback(value: bool) -> None:
         if value:
-            from veridic import __version__
+            from veridic.version import __version__
 
             typer.echo(f"veridic {__version__}")
             raise typer.Exit()
@@ -220,7 +220,7 @@ if typer is not None:
     def _score_one(cfg: Any, src: str, clm: str, ctx: str | None, *, as_json: bool, output: str | None, load: dict[str, Any]) -> None:
         import json
 
-        from veridic.api import load_scorer
+        from veridic.factory import load_scorer
 
         verdict = load_scorer(cfg, reuse=False, **load).score(sources=[src], claims=[clm], contexts=[ctx])[0]
         if output not in (None, "-"):
@@ -251,7 +251,7 @@ if typer is not None:
             from veridic.io.records import _format_of
 
             _format_of(out)  # an unwritable output format fails before the model loads
-            from veridic.api import load_scorer
+            from veridic.factory import load_scorer
             from veridic.scoring_files import score_file
 
             scorer = load_scorer(cfg, reuse=False, **load)

@@ -106,7 +106,7 @@ BatchSize = Annotated[int, typer.Option("--batch-size", min=1, rich_help_panel=_
 
 def scorer_config(base: Any = None, *, config_file: Path | None = None, **flags: Any):
     """The :class:`ScorerConfig` of ``base`` (a config or name) updated by a config file, then by the flags given (not None)."""
-    from veridic.registry import resolve_config
+    from veridic.config import resolve_config
 
     options: dict[str, Any] = {}
     if config_file is not None:
@@ -180,10 +180,10 @@ def _read_file(path: Path, *, flag: str) -> str:
 def check_model_flags(*, backend: str, device: str, dtype: str) -> str:
     """Validate ``--backend``, ``--device`` and ``--dtype`` before any model loads; returns the resolved device."""
     from veridic.errors import ConfigError
-    from veridic.nli.backend import BACKEND_KINDS, check_device, check_dtype
+    from veridic.nli.backend import backend_kinds, check_device, check_dtype
 
-    if backend not in BACKEND_KINDS:
-        raise ConfigError(f"--backend must be one of {', '.join(BACKEND_KINDS)}; got {backend!r}.")
+    if backend not in backend_kinds():
+        raise ConfigError(f"--backend must be one of {', '.join(backend_kinds())}; got {backend!r}.")
     resolved = check_device(device)
     check_dtype(dtype, device=resolved)
     if backend == "onnx" and resolved != "cpu":

@@ -3,7 +3,9 @@
 A :class:`ScorerConfig` is frozen and validated once, when it is made: a
 bad value or a combination no scorer supports fails here, with a message
 that names the options involved, before any model loads.
-:func:`veridic.registry.build_scorer` turns it into a scorer around a
+Each method's facts (scale, default threshold, granularities, the options it
+reads) come from its :class:`~veridic.registry.ScorerSpec`;
+:func:`veridic.factory.build_scorer` turns a config into a scorer around a
 backend.
 
 Scales: a verdict's ``score`` is on the method's scale — ``e``: entailment
@@ -28,20 +30,14 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from veridic.errors import ConfigError, did_you_mean
+from veridic.aggregate import CLAIM_AGGREGATIONS, SOURCE_AGGREGATIONS
+from veridic.errors import ConfigError, RegistryError, did_you_mean
+from veridic.registry import NLI_OPTIONS, PRESETS, SCORERS, ScorerSpec
 
-__all__ = ["GRANULARITIES", "CONTEXT_MODES", "NLI_OPTIONS", "ScorerConfig", "SCALES"]
+__all__ = ["GRANULARITIES", "CONTEXT_MODES", "NLI_OPTIONS", "ScorerConfig", "resolve_config"]
 
 GRANULARITIES = ("sentence", "document")
 CONTEXT_MODES = ("ignore", "premise")
-
-#: verdict-score scale of each built-in method: (low, high, default threshold).
-SCALES: dict[str, tuple[float, float, float]] = {"e": (0.0, 1.0, 0.5), "e-c": (-1.0, 1.0, 0.0), "hybrid": (0.0, 1.0, 0.5)}
-
-#: options that only an NLI-based method reads.
-NLI_OPTIONS = frozenset({"mc_samples", "granularity", "source_aggregation", "claim_aggregation", "window_sentences", "max_windows",
-                         "whole_source", "context_mode", "abstain_above", "seed", "structure_check",
-                         "verbatim_support"})
 
 
 @dataclass(frozen=True)
@@ -81,12 +77,12 @@ class ScorerConfig:
     source_aggregation: str = "max"
     claim_aggregation: str = "mean"
     window_sentences: int = 2
-    # Defaults measured on the dev sets (docs/benchmarks.md, issue 15): 4 windows and no whole-source pair cost
-    # no AUC against 8 windows + whole source, with ~45 % fewer model tokens. The hybrid weights are fitted on this setting.
+    # Defaults measured on the dev sets: 4 windows and no whole-source pair cost no AUC against 8 windows + whole
+    # source, with ~45 % fewer model tokens. The hybrid weights are fitted on this setting.
     max_windows: int | None = 4
     whole_source: bool = False
     context_mode: str = "ignore"
-    # On by default (issue 14, session 12): argument swaps on the contrast suite 64 -> 94 % (hybrid), dev pool unchanged.
+    # On by default: argument swaps on the contrast suite 64 -> 94 % (hybrid), dev pool unchanged.
     structure_check: bool = True
     verbatim_support: bool = True
     threshold: float | None = None
@@ -96,8 +92,6 @@ class ScorerConfig:
     name: str | None = None
 
     def __post_init__(self) -> None:
-        from veridic.nli.aggregate import CLAIM_AGGREGATIONS, SOURCE_AGGREGATIONS
-
         m = self.method
         if not isinstance(m, str) or not m:
             raise ConfigError(f"method must be a method name such as 'hybrid', 'e-c' or 'e'; got {m!r}.")
@@ -134,34 +128,39 @@ class ScorerConfig:
             if not self.mc_samples:
                 raise ConfigError(f"abstain_above={self.abstain_above} needs an uncertainty estimate, which mc_samples=0 does not give: "
                                   "set mc_samples (e.g. 15) too, or drop abstain_above.")
-        if m == "hybrid" and self.granularity != "sentence":
-            raise ConfigError(f"method='hybrid' needs granularity='sentence' (its weights were fitted on sentence-level e-c features); "
-                              f"got granularity={self.granularity!r}. Use method='e-c' with granularity='document', or keep granularity='sentence'.")
-        if self.hybrid_weights is not None and m != "hybrid":
-            raise ConfigError(f"hybrid_weights={self.hybrid_weights!r} is read only by method='hybrid'; got method={m!r}. Drop one of the two.")
         if self.threshold is not None:
             _number("threshold", self.threshold)
-            if m in SCALES:
-                lo, hi, _ = SCALES[m]
-                if not lo <= self.threshold <= hi:
-                    raise ConfigError(f"threshold={self.threshold} is off the scale of method={m!r}, whose scores lie in [{lo:g}, {hi:g}].")
-        if m not in SCALES:
-            self._check_other_method()
+        if self.hybrid_weights is not None and not isinstance(self.hybrid_weights, str):
+            raise ConfigError(f"hybrid_weights must be a path to a hybrid.json file (a string); got {type(self.hybrid_weights).__name__}.")
+        self._check_against_spec(self.spec)
 
-    def _check_other_method(self) -> None:
-        # Model-free and plugin methods read none of the NLI options: a non-default one is a mistake, said now.
-        from veridic.errors import RegistryError
-        from veridic.registry import get_method
-
+    @property
+    def spec(self) -> ScorerSpec:
+        """The registered method this configuration names (a plugin is imported now)."""
         try:
-            spec = get_method(self.method)
+            return SCORERS.get(self.method)
         except RegistryError as exc:
             raise RegistryError(f"method={self.method!r}: {exc}") from None
-        default = ScorerConfig(method="e-c")
-        for f in sorted(NLI_OPTIONS - spec.options):
-            if getattr(self, f) != getattr(default, f):
-                raise ConfigError(f"method={self.method!r} does not use {f} (got {f}={getattr(self, f)!r}); "
-                                  f"drop {f} or pick an NLI method (hybrid, e-c, e).")
+
+    def _check_against_spec(self, spec: ScorerSpec) -> None:
+        m = self.method
+        unread = sorted((NLI_OPTIONS | {"hybrid_weights"}) - spec.options)
+        for f in unread:
+            if getattr(self, f) != _FIELD_DEFAULTS[f]:
+                readers = sorted(n for n in SCORERS if f in SCORERS.get(n).options)
+                if f == "hybrid_weights":
+                    raise ConfigError(f"hybrid_weights={self.hybrid_weights!r} is read only by method={' or '.join(map(repr, readers))}; "
+                                      f"got method={m!r}. Drop one of the two.")
+                raise ConfigError(f"method={m!r} does not use {f} (got {f}={getattr(self, f)!r}); drop {f} or pick a method that reads it "
+                                  f"({', '.join(readers)}).")
+        if "granularity" in spec.options and self.granularity not in spec.granularities:
+            raise ConfigError(f"method={m!r} needs granularity={' or '.join(map(repr, spec.granularities))} (its scores are defined per "
+                              f"{' or '.join(spec.granularities)}); got granularity={self.granularity!r}. "
+                              f"Use method='e-c' with granularity={self.granularity!r}, or keep granularity={spec.granularities[0]!r}.")
+        if self.threshold is not None:
+            lo, hi = spec.scale
+            if not lo <= self.threshold <= hi:
+                raise ConfigError(f"threshold={self.threshold} is off the scale of method={m!r}, whose scores lie in [{lo:g}, {hi:g}].")
 
     # ------------------------------------------------------------------ derived values
     @property
@@ -169,7 +168,7 @@ class ScorerConfig:
         """``threshold``, or the method's default when it is None."""
         if self.threshold is not None:
             return float(self.threshold)
-        return SCALES.get(self.method, (0.0, 1.0, 0.5))[2]
+        return float(self.spec.default_threshold)
 
     @property
     def label(self) -> str:
@@ -200,6 +199,30 @@ class ScorerConfig:
 
 
 OPTION_NAMES = tuple(f.name for f in fields(ScorerConfig))
+_FIELD_DEFAULTS = {f.name: f.default for f in fields(ScorerConfig)}
+
+
+def resolve_config(config: ScorerConfig | str | None = None, **options: Any) -> ScorerConfig:
+    """A :class:`ScorerConfig` from a config, a registered name (method or preset) or None (the default), plus ``options``.
+
+    >>> resolve_config("e-c-doc").granularity, resolve_config("e-c-doc", seed=3).label
+    ('document', 'e-c-doc')
+    """
+    if config is None:
+        base = ScorerConfig()
+    elif isinstance(config, ScorerConfig):
+        base = config
+    elif isinstance(config, str):
+        if config in PRESETS:
+            preset = PRESETS.get(config)
+            base = ScorerConfig(**{**preset.options, "name": config})
+        else:
+            base = ScorerConfig(method=config)
+        if options:
+            options.setdefault("name", None)  # a preset changed by options is no longer that preset
+    else:
+        raise ConfigError(f"config must be a ScorerConfig or a scorer name; got {type(config).__name__}.")
+    return base.replace(**options) if options else base
 
 
 def _check_names(options: Mapping[str, Any]) -> None:

@@ -25,9 +25,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from veridic.errors import InputError
+from veridic.errors import DataFormatError, InputError
 
-__all__ = ["MAX_CLAIM_CHARS", "MAX_CLAIM_SENTENCES", "check_claim", "check_pairs", "claim_sentences", "env_limit", "max_claim_chars", "max_claim_sentences"]
+__all__ = ["MAX_CLAIM_CHARS", "MAX_CLAIM_SENTENCES", "MAX_SOURCE_CHARS", "check_claim", "check_pairs", "check_text_length", "claim_sentences", "env_limit",
+           "max_claim_chars", "max_claim_sentences", "max_source_chars"]
 
 MAX_CLAIM_CHARS = 20_000
 # Generated answers and summaries run to a few dozen sentences; 128 leaves room for long ones while one pair
@@ -88,8 +89,6 @@ def check_claim(claim: str, *, what: str = "claim", max_chars: int | None = None
 
 def check_pairs(*, sources: Sequence[object], claims: Sequence[object]) -> None:
     """The library's guard before any model work: each source under the source guard, each claim under both claim limits."""
-    from veridic.io.records import check_text_length
-
     if isinstance(sources, str) or isinstance(claims, str):
         return  # the scorer explains that lists are expected
     max_chars, max_sentences = max_claim_chars(), max_claim_sentences()
@@ -104,3 +103,21 @@ def check_pairs(*, sources: Sequence[object], claims: Sequence[object]) -> None:
                 check_claim(clm, max_chars=max_chars, max_sentences=max_sentences)
             except InputError as exc:
                 raise InputError(f"Pair {i}: {exc}") from None
+
+
+# Scoring time grows faster than linearly with source length, so a runaway source (a whole book pasted into
+# one cell) is refused with a message instead of running for hours. $VERIDIC_MAX_SOURCE_CHARS overrides it.
+MAX_SOURCE_CHARS = 2_000_000
+
+
+def max_source_chars() -> int:
+    """The source-length guard: ``$VERIDIC_MAX_SOURCE_CHARS`` or :data:`MAX_SOURCE_CHARS` (0 turns it off)."""
+    return env_limit("VERIDIC_MAX_SOURCE_CHARS", MAX_SOURCE_CHARS, "characters")
+
+
+def check_text_length(text: str, *, what: str = "source", limit: int | None = None, path: str | None = None, row: int | None = None) -> None:
+    """Refuse ``text`` longer than ``limit`` (default :func:`max_source_chars`) with a message that says what to do."""
+    limit = max_source_chars() if limit is None else limit
+    if limit and len(text) > limit:
+        raise DataFormatError(f"the {what} is {len(text):,} characters; the limit is {limit:,} (set VERIDIC_MAX_SOURCE_CHARS to raise it, 0 = no limit). "
+                              "Split the source into the passages the claim draws on, or retrieve them first (`veridic index`).", path=path, row=row)

@@ -1,6 +1,7 @@
 """Lexical-overlap baseline scorer (model-free): the lexical half of the hybrid default.
 
->>> OverlapScorer().score(sources=["The cat sat."], claims=["The cat ran."])[0].score
+>>> from veridic.factory import build_scorer
+>>> build_scorer("overlap").score(sources=["The cat sat."], claims=["The cat ran."])[0].score
 0.5
 """
 
@@ -9,17 +10,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, InputError
-from veridic.lexical import lexical_features
+from veridic.ling.lexical import lexical_features
 from veridic.types import Label, Verdict
 
 __all__ = ["OverlapScorer"]
 
 
+_NGRAMS = {"overlap": 1, "overlap-bigram": 2}
+
+
 class OverlapScorer:
     """Lexical baseline: the fraction of the claim's n-grams found in the source.
 
-    The n-grams are those of :func:`veridic.lexical.lexical_features`, the same
+    The n-grams are those of :func:`veridic.ling.lexical.lexical_features`, the same
     features the hybrid scorer combines with NLI, so the baseline rows of a
     benchmark are exactly the lexical half of the shipped default.
     ``ngram=1``: content-word unigrams (lower-cased, stop words removed; a
@@ -29,20 +34,25 @@ class OverlapScorer:
     with no tokens at all (punctuation only) asserts nothing checkable, so it
     scores 1.0. ``e``, ``n``, ``c`` are NaN: this is not a probability model.
 
-    >>> OverlapScorer(ngram=2).score(sources=["a b c"], claims=["a b d"])[0].score
+    Built by :func:`veridic.factory.build_scorer` from methods ``overlap`` (unigrams) and ``overlap-bigram``.
+
+    >>> OverlapScorer(ScorerConfig(method="overlap-bigram")).score(sources=["a b c"], claims=["a b d"])[0].score
     0.5
     """
 
     granularity = "document"
     sentence_threshold = 0.5
 
-    def __init__(self, *, ngram: int = 1, name: str | None = None, threshold: float | None = None) -> None:
-        if ngram not in (1, 2):
-            raise ConfigError(f"OverlapScorer supports ngram=1 or 2; got {ngram}.")
+    def __init__(self, config: ScorerConfig | None = None, backend: Any = None, resources: Any = None) -> None:
+        config = config or ScorerConfig(method="overlap")
+        ngram = _NGRAMS.get(config.method)
+        if ngram is None:
+            raise ConfigError(f"OverlapScorer computes methods {', '.join(map(repr, _NGRAMS))}; got method={config.method!r}.")
+        self.config = config
         self.ngram = ngram
         # The label is an uncalibrated convenience; the benchmark only ranks by score.
-        self.threshold = 0.5 if threshold is None else float(threshold)
-        self.name = name or ("overlap" if ngram == 1 else "overlap-bigram")
+        self.threshold = config.decision_threshold
+        self.name = config.label
         self._feature = "overlap_unigram" if ngram == 1 else "overlap_bigram"
 
     def _one(self, source: str, claim: str) -> float:
@@ -75,7 +85,7 @@ class OverlapScorer:
             "revision": None,
             "method": "overlap",
             "ngram": self.ngram,
-            "features": f"veridic.lexical {self._feature}",
+            "features": f"veridic.ling.lexical {self._feature}",
             "mc_samples": 0,
             "granularity": "document",
             "aggregation": "fraction of claim n-grams in source",

@@ -1,322 +1,367 @@
-"""The one registry of scorers, the :class:`Scorer` protocol and the one way to build a scorer.
+"""What veridic knows about its scorers, backends and dataset groups, in one kind of registry.
 
-Every entry point (``veridic.score``, ``veridic score``, the service, the Ray
-engine, the detector's CLI, AutoAIS, ``veridic bench``) goes through
-:func:`build_scorer`; none chooses a scorer class itself.
+A :class:`Registry` maps names to specs. Built-in entries are data (a factory is a ``"module:attr"``
+string imported when first used), so this module imports nothing above :mod:`veridic.errors`.
+Each registry has an entry-point group through which other packages add entries; built-in names
+win, and a plugin is imported only when its name is asked for.
 
-*Methods* are what :attr:`ScorerConfig.method` names (``hybrid``, ``e``,
-``e-c``, ``overlap``, ``overlap-bigram``, plugins); each has a factory
-``factory(config, backend) -> Scorer``. *Presets* are named configurations
-that benchmarks list (``e+mc``, ``e-c-doc``, ``hybrid+mc``...); every method
-is also a preset of itself. Scorers receive a backend; they never load one.
+* :data:`SCORERS` — methods (:class:`ScorerSpec`): each carries its score scale, default threshold,
+  the granularities it supports and the options it reads. :class:`veridic.config.ScorerConfig`
+  validates against the spec; :func:`veridic.factory.build_scorer` calls its factory. An unknown
+  method is an error, never a silent default.
+* :data:`PRESETS` — named configurations (:class:`PresetSpec`, e.g. ``e-c-doc``) that benchmarks list.
+* :data:`BACKENDS` — model runtimes (:class:`BackendSpec`: torch, onnx, dummy).
+* :data:`DATASET_GROUPS` — named groups of benchmark files (``dev``, ``contrast``...).
 
-Other packages add scorers through the ``veridic.scorers`` entry-point
-group (``name = "module:factory"``): a :class:`ScorerSpec` or a callable
-``factory(backend)`` with optional ``needs_backend`` (default True) and
-``summary`` attributes. They are imported only when their name is asked
-for; built-in names win.
+A new method is one file plus one registration (the extending guide shows it):
 
->>> s = build_scorer("overlap")
->>> [round(v.score, 2) for v in s.score(sources=["The cat sat on the mat."], claims=["The cat sat on a hat."])]
-[0.67]
->>> s.decide(0.67), s.granularity
-('supported', 'document')
+>>> spec = ScorerSpec(name="e-n", factory="veridic.nli.scorer:NLIScorer", summary="entailment minus neutral",
+...                   scale=(-1.0, 1.0), default_threshold=0.0, granularities=("sentence", "document"),
+...                   options=NLI_OPTIONS, nli_score=lambda enc: enc[..., 0] - enc[..., 1])
+>>> spec.scale, "e-n" in SCORERS
+((-1.0, 1.0), False)
+>>> SCORERS.get("e_c")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+veridic.errors.RegistryError: Unknown scorer 'e_c'; registered: ... Did you mean 'e-c'...
 """
 
 from __future__ import annotations
 
+import importlib
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, TypeVar
 
-from veridic.config import NLI_OPTIONS, ScorerConfig
 from veridic.errors import ConfigError, RegistryError, did_you_mean
-from veridic.types import Label, Verdict
 
 __all__ = [
+    "BACKENDS",
+    "DATASET_GROUPS",
     "ENTRY_POINT_GROUP",
-    "Scorer",
+    "NLI_OPTIONS",
+    "PRESETS",
+    "SCORERS",
+    "BackendSpec",
+    "PresetSpec",
+    "Registry",
     "ScorerSpec",
-    "build_scorer",
     "get_method",
     "get_scorer_spec",
+    "load_object",
     "register_method",
     "register_preset",
     "register_scorer",
-    "resolve_config",
     "scorer_names",
 ]
 
+T = TypeVar("T")
+
+#: entry-point group of scorer plugins (``name = "module:factory"``).
 ENTRY_POINT_GROUP = "veridic.scorers"
 
+#: the options only an NLI-based method reads; a method that does not read one requires its default.
+NLI_OPTIONS = frozenset({"mc_samples", "granularity", "source_aggregation", "claim_aggregation", "window_sentences", "max_windows",
+                         "whole_source", "context_mode", "abstain_above", "seed", "structure_check", "verbatim_support"})
 
-@runtime_checkable
-class Scorer(Protocol):
-    """What the detector, AutoAIS, the service and the benchmark use from a scorer.
 
-    ``granularity``: ``sentence`` when verdicts carry per-sentence results
-    (the detector needs them), else ``document``. ``threshold``: where
-    ``decide`` splits the verdict-score scale. ``sentence_threshold``: the
-    same on a sentence verdict's score (the NLI scale: e, or e−c).
-    ``decide(score, uncertainty)``: the label a verdict with that score gets.
+def load_object(ref: str) -> Any:
+    """The object a ``"module:attr"`` reference names (``attr`` may be dotted)."""
+    module, _, attr = ref.partition(":")
+    if not module or not attr:
+        raise RegistryError(f"A registry reference must look like 'package.module:attribute'; got {ref!r}.")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class Registry(Generic[T]):
+    """Names → specs of one kind, with an entry-point group for plugins.
+
+    ``coerce(name, obj)`` turns a loaded plugin object into a spec (None: the object must already be one).
+
+    >>> r = Registry("colour")
+    >>> r.register("red", 1)
+    >>> r.get("red"), r.names()
+    (1, ['red'])
+    >>> r.get("rde")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    veridic.errors.RegistryError: Unknown colour 'rde'; registered: red. Did you mean 'red'?
     """
 
-    name: str
-    granularity: str
-    threshold: float
-    sentence_threshold: float
+    def __init__(self, kind: str, *, entry_point_group: str | None = None, coerce: Callable[[str, Any], T] | None = None,
+                 hint: Callable[[str], str] | None = None):
+        self.kind = kind
+        self.entry_point_group = entry_point_group
+        self._coerce = coerce
+        self._hint = hint
+        self._entries: dict[str, T] = {}
 
-    def score(
-        self,
-        *,
-        sources: Sequence[str],
-        claims: Sequence[str],
-        contexts: Sequence[Any] | None = None,
-        progress: bool = False,
-    ) -> list[Verdict]: ...
+    def register(self, name: str, spec: T, *, overwrite: bool = False) -> None:
+        """Add ``spec`` as ``name``; a taken name is an error unless ``overwrite``."""
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"A {self.kind} name must be a non-empty string; got {name!r}.")
+        if not overwrite and name in self._entries:
+            raise ConfigError(f"A {self.kind} named {name!r} is already registered; pick another name or pass overwrite=True.")
+        self._entries[name] = spec
 
-    def decide(self, score: float, uncertainty: float | None = None) -> Label: ...
+    def unregister(self, name: str) -> None:
+        self._entries.pop(name, None)
 
-    def describe(self) -> dict[str, Any]: ...
+    def _plugins(self) -> dict[str, Any]:
+        if self.entry_point_group is None:
+            return {}
+        from importlib.metadata import entry_points
+
+        out: dict[str, Any] = {}
+        for ep in entry_points(group=self.entry_point_group):
+            if ep.name in self._entries or ep.name in out or self._taken_elsewhere(ep.name):
+                warnings.warn(f"The {self.kind} plugin {ep.value!r} is named {ep.name!r}, which is already taken; it is ignored.", stacklevel=3)
+                continue
+            out[ep.name] = ep
+        return out
+
+    def _taken_elsewhere(self, name: str) -> bool:
+        # Scorer plugins may not shadow presets either (they share one namespace of scorer names).
+        return self is SCORERS and name in PRESETS
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._entries))
+
+    def names(self, *, plugins: bool = True) -> list[str]:
+        """Registered names, and (``plugins``) the entry points' names, without importing them."""
+        return sorted({*self._entries, *(self._plugins() if plugins else {})})
+
+    def get(self, name: str) -> T:
+        """The spec of ``name`` (a plugin is imported and kept now); a 'did you mean' error when unknown."""
+        if name in self._entries:
+            return self._entries[name]
+        plugins = self._plugins()
+        if name in plugins:
+            ep = plugins[name]
+            dist = getattr(getattr(ep, "dist", None), "name", None) or "its package"
+            try:
+                obj = ep.load()
+            except Exception as exc:  # a broken plugin must not take the registry down, but must say why
+                raise RegistryError(f"The {self.kind} plugin {name!r} ({ep.value}, from {dist}) failed to import: {type(exc).__name__}: {exc}") from exc
+            spec = self._coerce(name, obj) if self._coerce else obj
+            self._entries[name] = spec
+            return spec
+        names = sorted({*self._entries, *plugins, *(PRESETS.names(plugins=False) if self is SCORERS else ())})
+        extra = self._hint(name) if self._hint else ""
+        raise RegistryError(f"Unknown {self.kind} {name!r}; registered: {', '.join(names)}.{extra or did_you_mean(name, names)}")
+
+
+# ---------------------------------------------------------------------------
+# scorers
 
 
 @dataclass(frozen=True)
 class ScorerSpec:
-    """A registered name: its factory, whether it needs a model, and its configuration.
+    """A method: how to build it and the facts the configuration is checked against.
 
-    ``factory(config, backend) -> Scorer``. ``config``: the configuration the
-    name stands for (a preset). ``options``: the NLI options the method reads
-    (others must stay at their defaults).
+    ``factory(config, backend, resources) -> Scorer``, or a ``"module:attr"`` string naming one.
+    ``scale``: the verdict score's range; ``default_threshold``: where ``decide`` splits it.
+    ``granularities``: the ``granularity`` values it supports (checked only when it reads that option).
+    ``options``: the :class:`~veridic.config.ScorerConfig` options it reads (beyond method, threshold,
+    name); others must keep their defaults. ``nli_score``: for NLI-derived methods, the score of
+    ``[..., 3]`` arrays of entailment, neutral, contradiction probabilities. ``calibrated``: whether
+    reports may judge it at its own threshold (else at an oracle threshold, as for word overlap).
     """
 
     name: str
-    factory: Callable[[ScorerConfig, Any], Any]
-    needs_backend: bool
+    factory: Callable[..., Any] | str
     summary: str
-    config: ScorerConfig | None = None
+    needs_backend: bool = True
+    scale: tuple[float, float] = (0.0, 1.0)
+    default_threshold: float = 0.5
+    granularities: tuple[str, ...] = ("sentence", "document")
     options: frozenset[str] = field(default_factory=frozenset)
+    nli_score: Callable[[Any], Any] | None = None
+    #: whether ``default_threshold`` is a real decision point (an uncalibrated baseline's is a convenience)
+    calibrated: bool = True
+
+    def __post_init__(self) -> None:
+        lo, hi = self.scale
+        if not lo <= self.default_threshold <= hi:
+            raise ConfigError(f"Scorer {self.name!r}: default_threshold={self.default_threshold} lies off its scale [{lo:g}, {hi:g}].")
+
+    def load_factory(self) -> Callable[..., Any]:
+        """The factory, imported now when it is a reference."""
+        return load_object(self.factory) if isinstance(self.factory, str) else self.factory
 
 
-_METHODS: dict[str, ScorerSpec] = {}
-_PRESETS: dict[str, ScorerConfig] = {}
-_PRESET_SUMMARIES: dict[str, str] = {}
-# Kept as the name older code patches in tests: the union of methods and presets is built on demand.
-_REGISTRY = _METHODS
+@dataclass(frozen=True)
+class PresetSpec:
+    """A named configuration: ``options`` are :class:`~veridic.config.ScorerConfig` fields (``method`` included)."""
+
+    name: str
+    options: Mapping[str, Any]
+    summary: str
+
+    @property
+    def method(self) -> str:
+        return str(self.options.get("method", "hybrid"))
+
+
+def _scorer_from_plugin(name: str, obj: Any) -> ScorerSpec:
+    """A plugin object as a spec: a :class:`ScorerSpec`, or a callable ``factory(backend) -> Scorer``."""
+    if isinstance(obj, ScorerSpec):
+        return replace(obj, name=name)
+    if not callable(obj):
+        raise RegistryError(f"The scorer plugin {name!r} should be a ScorerSpec or a callable factory(backend) -> Scorer; got {type(obj).__name__}.")
+    summary = getattr(obj, "summary", None) or ((obj.__doc__ or "").strip().splitlines() or ["plugin"])[0]
+    return ScorerSpec(name=name, factory=_PluginFactory(obj), needs_backend=bool(getattr(obj, "needs_backend", True)), summary=summary,
+                      granularities=("document",), calibrated=False)
+
+
+@dataclass(frozen=True)
+class _PluginFactory:
+    """``factory(backend)`` of a plain plugin, called the way every factory is."""
+
+    make: Callable[[Any], Any]
+
+    def __call__(self, config: Any, backend: Any, resources: Any = None) -> Any:
+        return self.make(backend)
+
+
+def _preset_hint(name: str) -> str:
+    if name not in PRESETS:
+        return ""
+    opts = ", ".join(f"{k}={v!r}" for k, v in PRESETS.get(name).options.items())
+    return f" {name!r} is a preset; use it as the scorer name, or as ScorerConfig options: {opts}."
+
+
+SCORERS: Registry[ScorerSpec] = Registry("scorer", entry_point_group=ENTRY_POINT_GROUP, coerce=_scorer_from_plugin, hint=_preset_hint)
+PRESETS: Registry[PresetSpec] = Registry("preset")
 
 
 def register_method(name: str, *, needs_backend: bool, summary: str, options: frozenset[str] | set[str] = frozenset(),
-                    overwrite: bool = False) -> Callable[[Callable[[ScorerConfig, Any], Any]], Callable[[ScorerConfig, Any], Any]]:
-    """Decorator: register ``factory(config, backend) -> Scorer`` as method ``name``."""
+                    scale: tuple[float, float] = (0.0, 1.0), default_threshold: float = 0.5,
+                    granularities: tuple[str, ...] = ("sentence", "document"), overwrite: bool = False
+                    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: register ``factory(config, backend, resources) -> Scorer`` as method ``name``.
 
-    def decorate(factory):
-        if not overwrite and (name in _METHODS or name in _PRESETS):
+    >>> @register_method("demo-len", needs_backend=False, summary="claim length (a demo)")
+    ... def _demo(config, backend, resources):
+    ...     raise NotImplementedError
+    >>> get_method("demo-len").needs_backend
+    False
+    >>> SCORERS.unregister("demo-len")
+    """
+
+    def decorate(factory: Callable[..., Any]) -> Callable[..., Any]:
+        if not overwrite and name in PRESETS:
             raise ConfigError(f"A scorer named {name!r} is already registered; pick another name or pass overwrite=True.")
-        _METHODS[name] = ScorerSpec(name=name, factory=factory, needs_backend=needs_backend, summary=summary, options=frozenset(options))
+        SCORERS.register(name, ScorerSpec(name=name, factory=factory, needs_backend=needs_backend, summary=summary, options=frozenset(options),
+                                          scale=scale, default_threshold=default_threshold, granularities=granularities), overwrite=overwrite)
         return factory
 
     return decorate
 
 
 def register_scorer(name: str, *, needs_backend: bool, summary: str, overwrite: bool = False) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
-    """Decorator for a plain ``factory(backend) -> Scorer`` (no options), e.g. a wrapped external model."""
+    """Decorator for a plain ``factory(backend) -> Scorer`` that reads no options, e.g. a wrapped external model."""
 
-    def decorate(factory):
-        register_method(name, needs_backend=needs_backend, summary=summary, overwrite=overwrite)(lambda config, backend: factory(backend))
+    def decorate(factory: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        if not overwrite and name in PRESETS:
+            raise ConfigError(f"A scorer named {name!r} is already registered; pick another name or pass overwrite=True.")
+        SCORERS.register(name, replace(_scorer_from_plugin(name, factory), needs_backend=needs_backend, summary=summary), overwrite=overwrite)
         return factory
 
     return decorate
 
 
-def register_preset(name: str, config: ScorerConfig, *, summary: str) -> None:
+def register_preset(name: str, options: Mapping[str, Any], *, summary: str) -> None:
     """Register ``name`` as a named configuration (what ``veridic bench --scorer NAME`` builds)."""
-    if name in _METHODS or name in _PRESETS:
+    if name in SCORERS or name in PRESETS:
         raise ConfigError(f"A scorer named {name!r} is already registered; pick another name.")
-    _PRESETS[name] = config.replace(name=name)
-    _PRESET_SUMMARIES[name] = summary
-
-
-def _plugin_entry_points() -> dict[str, Any]:
-    """Entry points of the ``veridic.scorers`` group whose names no built-in scorer takes."""
-    from importlib.metadata import entry_points
-
-    out: dict[str, Any] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in _METHODS or ep.name in _PRESETS or ep.name in out:
-            warnings.warn(f"The scorer plugin {ep.value!r} is named {ep.name!r}, which is already taken; it is ignored.", stacklevel=3)
-            continue
-        out[ep.name] = ep
-    return out
-
-
-def _spec_from_plugin(name: str, ep: Any) -> ScorerSpec:
-    dist = getattr(getattr(ep, "dist", None), "name", None) or "its package"
-    try:
-        obj = ep.load()
-    except Exception as exc:  # a broken plugin must not take the registry down, but must say why
-        raise RegistryError(f"The scorer plugin {name!r} ({ep.value}, from {dist}) failed to import: {type(exc).__name__}: {exc}") from exc
-    if isinstance(obj, ScorerSpec):
-        return ScorerSpec(name=name, factory=obj.factory, needs_backend=obj.needs_backend, summary=obj.summary, options=obj.options)
-    if not callable(obj):
-        raise RegistryError(f"The scorer plugin {name!r} ({ep.value}) should be a ScorerSpec or a callable factory(backend) -> Scorer; got {type(obj).__name__}.")
-    summary = getattr(obj, "summary", None) or ((obj.__doc__ or "").strip().splitlines() or [f"plugin from {dist}"])[0]
-    return ScorerSpec(name=name, factory=lambda config, backend: obj(backend), needs_backend=bool(getattr(obj, "needs_backend", True)), summary=summary)
-
-
-def scorer_names() -> list[str]:
-    """Every name ``build_scorer`` accepts: methods, presets and plugins (without importing plugins)."""
-    return sorted({*_METHODS, *_PRESETS, *_plugin_entry_points()})
+    PRESETS.register(name, PresetSpec(name=name, options=dict(options), summary=summary))
 
 
 def get_method(name: str) -> ScorerSpec:
-    """The method ``name`` (a plugin is imported now), with a 'did you mean' hint when unknown."""
-    if name in _METHODS:
-        return _METHODS[name]
-    plugins = _plugin_entry_points()
-    if name in plugins:
-        spec = _spec_from_plugin(name, plugins[name])
-        _METHODS[name] = spec
-        return spec
-    names = sorted({*_METHODS, *_PRESETS, *plugins})
-    extra = f" {name!r} is a preset; use it as the scorer name, or as ScorerConfig options: {_preset_hint(name)}." if name in _PRESETS else ""
-    raise RegistryError(f"Unknown scorer {name!r}; registered scorers: {', '.join(names)}."
-                        f"{extra}{did_you_mean(name, names) if not extra else ''}")
-
-
-def _preset_hint(name: str) -> str:
-    cfg, base = _PRESETS[name], ScorerConfig(method=_PRESETS[name].method)
-    return ", ".join(f"{k}={getattr(cfg, k)!r}" for k in ("method", *sorted(NLI_OPTIONS)) if k == "method" or getattr(cfg, k) != getattr(base, k))
+    """The method ``name`` (a plugin is imported now); presets are not methods (see :func:`get_scorer_spec`)."""
+    return SCORERS.get(name)
 
 
 def get_scorer_spec(name: str) -> ScorerSpec:
-    """A method or preset by name, with the configuration it stands for."""
-    if name in _PRESETS:
-        cfg = _PRESETS[name]
-        m = get_method(cfg.method)
-        return ScorerSpec(name=name, factory=m.factory, needs_backend=m.needs_backend, summary=_PRESET_SUMMARIES[name], config=cfg, options=m.options)
-    m = get_method(name)
-    cfg = m.config or _method_config(name)
-    return ScorerSpec(name=name, factory=m.factory, needs_backend=m.needs_backend, summary=m.summary, config=cfg, options=m.options)
+    """The spec behind a scorer name: a method's own, or a preset's method's under the preset's name and summary."""
+    if name in PRESETS:
+        preset = PRESETS.get(name)
+        return replace(SCORERS.get(preset.method), name=name, summary=preset.summary)
+    return SCORERS.get(name)
 
 
-def _method_config(name: str) -> ScorerConfig:
-    # A bare method: its defaults (the derived name is the method's own).
-    return ScorerConfig(method=name)
-
-
-def resolve_config(config: ScorerConfig | str | None = None, **options: Any) -> ScorerConfig:
-    """A :class:`ScorerConfig` from a config, a registered name (method or preset) or None (the default), plus ``options``."""
-    if config is None:
-        base = ScorerConfig()
-    elif isinstance(config, ScorerConfig):
-        base = config
-    elif isinstance(config, str):
-        base = get_scorer_spec(config).config  # type: ignore[assignment]
-        if options:
-            options.setdefault("name", None)  # a preset changed by options is no longer that preset
-    else:
-        raise ConfigError(f"config must be a ScorerConfig or a scorer name; got {type(config).__name__}.")
-    return base.replace(**options) if options else base
-
-
-def build_scorer(config: ScorerConfig | str | None = None, *, backend: Any = None, name: str | None = None) -> Any:
-    """Build the scorer ``config`` describes around ``backend`` (None for model-free methods).
-
-    ``config``: a :class:`ScorerConfig`, a registered name (``"hybrid"``,
-    ``"e-c-doc"``...) or None for the default. ``name=`` is the older
-    spelling of a registered name.
-    """
-    if name is not None:
-        if config is not None:
-            raise ConfigError("Pass the scorer as config= (a ScorerConfig or a name) or as name=, not both.")
-        config = name
-    cfg = resolve_config(config)
-    spec = get_method(cfg.method)
-    if spec.needs_backend and backend is None:
-        raise ConfigError(f"Scorer {cfg.label!r} needs a model backend; load one with veridic.nli.load_backend() and pass it as backend=.")
-    if cfg.mc_samples and spec.needs_backend and not getattr(backend, "supports_mc", False):
-        kind = backend.describe().get("backend", type(backend).__name__) if hasattr(backend, "describe") else type(backend).__name__
-        raise ConfigError(f"mc_samples={cfg.mc_samples} needs a backend with dropout (the torch backend); the {kind!r} backend has none. "
-                          "Use --backend torch, or mc_samples=0.")
-    scorer = spec.factory(cfg, backend)
-    for attr, value in (("name", cfg.label), ("config", cfg)):
-        # The configuration's name is what reports show, whatever the object calls itself.
-        try:
-            setattr(scorer, attr, value)
-        except AttributeError:
-            pass
-    _add_protocol_defaults(scorer, cfg)
-    return scorer
-
-
-def _add_protocol_defaults(scorer: Any, cfg: ScorerConfig) -> None:
-    # A plain plugin scorer may lack the protocol's decision attributes; give it the config's.
-    for attr, value in (("granularity", "document"), ("threshold", cfg.decision_threshold), ("sentence_threshold", cfg.decision_threshold)):
-        if not hasattr(scorer, attr):
-            try:
-                setattr(scorer, attr, value)
-            except AttributeError:
-                pass
-    if not hasattr(scorer, "decide"):
-        try:
-            scorer.decide = lambda score, uncertainty=None: "supported" if score >= scorer.threshold else "unsupported"
-        except AttributeError:
-            pass
+def scorer_names() -> list[str]:
+    """Every name a scorer can be built from: methods, presets and plugins (plugins are not imported)."""
+    return sorted({*SCORERS.names(), *PRESETS.names()})
 
 
 # ---------------------------------------------------------------------------
-# built-in methods (their modules are imported when a scorer is built)
-
-_NLI_READS = NLI_OPTIONS
+# backends
 
 
-@register_method("e", needs_backend=True, summary="entailment probability, sentence-level (paper 004 Base)", options=_NLI_READS)
-@register_method("e-c", needs_backend=True, summary="entailment minus contradiction, sentence-level (004 +e-c)", options=_NLI_READS)
-def _nli(config: ScorerConfig, backend: Any) -> Any:
-    from veridic.nli.scorer import NLIScorer
+@dataclass(frozen=True)
+class BackendSpec:
+    """A model runtime: ``loader(model, **options) -> NLIBackend`` (or a ``"module:attr"`` reference)."""
 
-    return NLIScorer(backend=backend, config=config, structure=_structure(config))
+    name: str
+    loader: Callable[..., Any] | str
+    summary: str
+    #: whether it can sample Monte-Carlo dropout (``mc_samples``)
+    supports_mc: bool = False
 
-
-def _structure(config: ScorerConfig) -> Any:
-    """The parse-based structure check a config asks for (loaded once per process), or None."""
-    if not config.structure_check or config.granularity != "sentence":
-        return None
-    from veridic.nli.structure import load_structure_check
-
-    return load_structure_check()
+    def load_loader(self) -> Callable[..., Any]:
+        return load_object(self.loader) if isinstance(self.loader, str) else self.loader
 
 
-@register_method("hybrid", needs_backend=True, options=_NLI_READS,
-                 summary="NLI e-c (sentence-level) + lexical/entity signals, logistic weights shipped with the model")
-def _hybrid(config: ScorerConfig, backend: Any) -> Any:
-    from veridic.nli.hybrid import HybridScorer
+BACKENDS: Registry[BackendSpec] = Registry("backend", entry_point_group="veridic.backends",
+                                           coerce=lambda name, obj: obj if isinstance(obj, BackendSpec) else BackendSpec(name=name, loader=obj, summary="plugin"))
 
-    if config.hybrid_weights is None and getattr(backend, "default_hybrid_weights", None) is not None:
-        # A backend that is not a model folder (the dummy) names the weights it runs hybrid with.
-        config = config.replace(hybrid_weights=str(backend.default_hybrid_weights))
-    return HybridScorer.from_config(config, backend=backend, structure=_structure(config))
+#: benchmark file groups: name → ``resolver() -> list[Path]``.
+DATASET_GROUPS: Registry[Callable[[], list[Any]]] = Registry("dataset group", entry_point_group="veridic.datasets")
 
 
-@register_method("overlap", needs_backend=False, summary="content-word unigram overlap with the source")
-def _overlap(config: ScorerConfig, backend: Any) -> Any:
-    from veridic.overlap import OverlapScorer
+# ---------------------------------------------------------------------------
+# built-in entries (data only: factories are imported when a scorer is built)
 
-    return OverlapScorer(ngram=1, threshold=config.threshold)
-
-
-@register_method("overlap-bigram", needs_backend=False, summary="token bigram overlap with the source")
-def _overlap_bigram(config: ScorerConfig, backend: Any) -> Any:
-    from veridic.overlap import OverlapScorer
-
-    return OverlapScorer(ngram=2, threshold=config.threshold)
-
-
-for _name, _summary, _cfg in (
-    ("e+mc", "entailment probability with 15 Monte-Carlo dropout samples", ScorerConfig(method="e", mc_samples=15)),
-    ("e-c+mc", "e-c with 15 Monte-Carlo dropout samples (004 All)", ScorerConfig(method="e-c", mc_samples=15)),
-    ("e-doc", "entailment probability, whole claim against source chunks", ScorerConfig(method="e", granularity="document")),
-    ("e-c-doc", "e-c, whole claim against source chunks", ScorerConfig(method="e-c", granularity="document")),
-    ("hybrid+mc", "hybrid with 15 Monte-Carlo dropout samples", ScorerConfig(method="hybrid", mc_samples=15)),
+_NLI_GRANULARITIES = ("sentence", "document")
+for _spec in (
+    ScorerSpec(name="e", factory="veridic.nli.scorer:NLIScorer", summary="entailment probability, sentence-level (paper 004 Base)",
+               scale=(0.0, 1.0), default_threshold=0.5, granularities=_NLI_GRANULARITIES, options=NLI_OPTIONS,
+               nli_score=lambda enc: enc[..., 0]),
+    ScorerSpec(name="e-c", factory="veridic.nli.scorer:NLIScorer", summary="entailment minus contradiction, sentence-level (004 +e-c)",
+               scale=(-1.0, 1.0), default_threshold=0.0, granularities=_NLI_GRANULARITIES, options=NLI_OPTIONS,
+               nli_score=lambda enc: enc[..., 0] - enc[..., 2]),
+    ScorerSpec(name="hybrid", factory="veridic.nli.hybrid:HybridScorer",
+               summary="NLI e-c (sentence-level) + lexical/entity signals, logistic weights shipped with the model",
+               scale=(0.0, 1.0), default_threshold=0.5, granularities=("sentence",), options=NLI_OPTIONS | {"hybrid_weights"}),
+    ScorerSpec(name="overlap", factory="veridic.overlap:OverlapScorer", summary="content-word unigram overlap with the source",
+               needs_backend=False, granularities=("document",), calibrated=False),
+    ScorerSpec(name="overlap-bigram", factory="veridic.overlap:OverlapScorer", summary="token bigram overlap with the source",
+               needs_backend=False, granularities=("document",), calibrated=False),
 ):
-    register_preset(_name, _cfg, summary=_summary)
+    SCORERS.register(_spec.name, _spec)
+
+for _name, _summary, _options in (
+    ("e+mc", "entailment probability with 15 Monte-Carlo dropout samples", {"method": "e", "mc_samples": 15}),
+    ("e-c+mc", "e-c with 15 Monte-Carlo dropout samples (004 All)", {"method": "e-c", "mc_samples": 15}),
+    ("e-doc", "entailment probability, whole claim against source chunks", {"method": "e", "granularity": "document"}),
+    ("e-c-doc", "e-c, whole claim against source chunks", {"method": "e-c", "granularity": "document"}),
+    ("hybrid+mc", "hybrid with 15 Monte-Carlo dropout samples", {"method": "hybrid", "mc_samples": 15}),
+):
+    register_preset(_name, _options, summary=_summary)
+
+for _b in (
+    BackendSpec(name="torch", loader="veridic.nli.backend:TorchNLIBackend", summary="PyTorch (every option, Monte-Carlo dropout included)",
+                supports_mc=True),
+    BackendSpec(name="onnx", loader="veridic.nli.backend:OnnxNLIBackend", summary="ONNX Runtime (int8 or float32 export; CPU)"),
+    BackendSpec(name="dummy", loader="veridic.nli.dummy:load_dummy", summary="deterministic word-overlap stand-in (tests, examples)"),
+):
+    BACKENDS.register(_b.name, _b)

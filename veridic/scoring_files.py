@@ -11,7 +11,7 @@ from typing import Any
 
 from veridic.errors import InputError
 from veridic.io import check_output, read_records, record_to_pair, write_records
-from veridic.nli.scorer import Scorer
+from veridic.types import Scorer
 
 __all__ = ["score_file", "score_rows", "verdict_columns"]
 

@@ -15,11 +15,11 @@ import math
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from veridic.errors import InputError
 
-__all__ = ["Span", "Pair", "StructureConflict", "SentenceVerdict", "Verdict", "Label", "is_blank", "normalise_context"]
+__all__ = ["Span", "Pair", "Scorer", "StructureConflict", "SentenceVerdict", "Verdict", "Label", "is_blank", "normalise_context"]
 
 Label = Literal["supported", "unsupported", "abstain"]
 
@@ -196,3 +196,34 @@ class Verdict:
             "sentences": [s.to_dict() for s in self.sentences],
             "evidence": [s.to_dict() for s in self.evidence],
         }
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """What the detector, AutoAIS, the service and the benchmark use from a scorer.
+
+    ``config``: the :class:`veridic.config.ScorerConfig` it was built from (by
+    :func:`veridic.factory.build_scorer`). ``granularity``: ``sentence`` when verdicts carry
+    per-sentence results (the detector needs them), else ``document``. ``threshold``: where ``decide``
+    splits the verdict-score scale. ``sentence_threshold``: the same on a sentence verdict's score
+    (the NLI scale: e, or e−c). ``decide(score, uncertainty)``: the label a verdict with that score gets.
+    """
+
+    name: str
+    config: Any
+    granularity: str
+    threshold: float
+    sentence_threshold: float
+
+    def score(
+        self,
+        *,
+        sources: Sequence[str],
+        claims: Sequence[str],
+        contexts: Sequence[Any] | None = None,
+        progress: bool = False,
+    ) -> list[Verdict]: ...
+
+    def decide(self, score: float, uncertainty: float | None = None) -> Label: ...
+
+    def describe(self) -> dict[str, Any]: ...

@@ -22,12 +22,12 @@ def _scores(data: Path, rows: int, *, batch_size: int, threads: int | None, one_
     import torch
 
     from veridic.io import read_records, record_to_pair
-    from veridic.service import build_scorer
+    from veridic.service import load_service_scorer
 
     if threads:
         torch.set_num_threads(threads)
     pairs = [record_to_pair(r) for r in list(read_records(data))[:rows]]
-    sc = build_scorer(method=method, batch_size=batch_size)
+    sc = load_service_scorer(method=method, batch_size=batch_size)
     if one_by_one:
         return [sc.score(sources=[p.source], claims=[p.claim])[0].score for p in pairs]
     return [v.score for v in sc.score(sources=[p.source for p in pairs], claims=[p.claim for p in pairs])]

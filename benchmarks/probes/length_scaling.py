@@ -16,7 +16,8 @@ import argparse
 import json
 import time
 
-from veridic.nli import NLIScorer, load_backend
+from veridic import ScorerConfig, build_scorer
+from veridic.nli import load_backend
 
 
 def source_of(n_chars: int) -> str:
@@ -34,7 +35,7 @@ def main() -> None:
     ap.add_argument("--lengths", default="10000,40000,160000,640000,1000000")
     ap.add_argument("--repeats", type=int, default=1)
     args = ap.parse_args()
-    scorer = NLIScorer(backend=load_backend(dtype="float32"), method="e-c")
+    scorer = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=load_backend(dtype="float32"))
     claim = "The plant in town 5 made 35 parts in week 5."
     scorer.score(sources=[source_of(2000)], claims=[claim])  # warm-up
     import veridic

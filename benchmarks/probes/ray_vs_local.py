@@ -45,14 +45,14 @@ def main() -> None:
     from veridic.io import read_records, write_records
     from veridic.scale import score_file_ray
     from veridic.scoring_files import score_file
-    from veridic.service import build_scorer
+    from veridic.service import load_service_scorer
 
     tmp = Path(tempfile.mkdtemp(prefix="veridic-ray-bench-"))
     inp = tmp / "in.jsonl"
     write_records(inp, list(read_records(a.data))[: a.rows])
     out = {"data": str(a.data), "rows": a.rows, "chunk_rows": a.chunk_rows, "method": a.method, "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads()}
 
-    scorer = build_scorer(method=a.method)
+    scorer = load_service_scorer(method=a.method)
     t0 = time.perf_counter()
     score_file(scorer=scorer, input=inp, output=tmp / "local.jsonl", batch_rows=a.chunk_rows)
     out["local"] = {"seconds": round(time.perf_counter() - t0, 2)}

@@ -23,7 +23,8 @@ DATA = Path(os.environ.get("VERIDIC_DATA", REPO.parent / "shared" / "data"))
 CHILD = r"""
 import json, resource, sys, time
 from veridic.io import check_text_length
-from veridic.nli import NLIScorer, load_backend
+from veridic import ScorerConfig, build_scorer
+from veridic.nli import load_backend
 n, data, method = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 rows = [json.loads(l) for l in open(data, encoding="utf-8") if l.strip()]
 text = " ".join(r["source"] for r in rows)
@@ -38,7 +39,7 @@ except Exception as exc:
     print(json.dumps({"chars": n, "refused": str(exc)[:200], "seconds": round(time.perf_counter() - t0, 4),
                       "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}))
     sys.exit(0)
-scorer = NLIScorer(backend=load_backend(None), method=method)
+scorer = build_scorer(ScorerConfig(method=method, structure_check=False), backend=load_backend(None, kind="torch"))
 scorer.score(sources=["A cat sat on the mat."], claims=["A cat sat."])  # load and warm up
 base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t0 = time.perf_counter()

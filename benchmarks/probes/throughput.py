@@ -17,8 +17,9 @@ import time
 
 import torch
 
+from veridic import ScorerConfig, build_scorer
 from veridic.io import read_records, record_to_pair
-from veridic.nli import NLIScorer, load_backend
+from veridic.nli import load_backend
 
 
 def _timed(fn):
@@ -43,13 +44,13 @@ def main() -> None:
     results = []
 
     for dtype in args.dtypes.split(","):
-        b = load_backend(args.model, dtype=dtype, batch_size=16)
+        b = load_backend(args.model, kind="torch", dtype=dtype, batch_size=16)
         b.predict(srcs[:8], clms[:8])  # warm-up
         _, dt = _timed(lambda: b.predict(srcs, clms))
         dtype = b.dtype  # what "auto" resolved to on this CPU
         results.append({"config": f"veridic torch {dtype}, raw pairs (truncated to {b.max_length})", "n": len(srcs), "seconds": round(dt, 2), "pairs_per_s": round(len(srcs) / dt, 2)})
         print(json.dumps(results[-1]), flush=True)
-        sc = NLIScorer(backend=b, method="e-c")
+        sc = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=b)
         _, dt = _timed(lambda: sc.score(sources=srcs, claims=clms))
         results.append({"config": f"veridic torch {dtype}, sentence-level e-c scorer", "n": len(srcs), "seconds": round(dt, 2), "examples_per_s": round(len(srcs) / dt, 2)})
         print(json.dumps(results[-1]), flush=True)
@@ -60,7 +61,7 @@ def main() -> None:
         _, dt = _timed(lambda: b.predict(srcs, clms))
         results.append({"config": "veridic onnx int8, raw pairs", "n": len(srcs), "seconds": round(dt, 2), "pairs_per_s": round(len(srcs) / dt, 2)})
         print(json.dumps(results[-1]), flush=True)
-        sc = NLIScorer(backend=b, method="e-c")
+        sc = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=b)
         _, dt = _timed(lambda: sc.score(sources=srcs, claims=clms))
         results.append({"config": "veridic onnx int8, sentence-level e-c scorer", "n": len(srcs), "seconds": round(dt, 2), "examples_per_s": round(len(srcs) / dt, 2)})
         print(json.dumps(results[-1]), flush=True)

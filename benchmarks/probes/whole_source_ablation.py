@@ -21,10 +21,10 @@ import random
 
 from sklearn.metrics import roc_auc_score
 
+from veridic import build_scorer
 from veridic.config import ScorerConfig
 from veridic.io import read_records, record_to_pair
 from veridic.nli import CachedBackend, load_backend
-from veridic.registry import build_scorer
 
 
 class _Counting:

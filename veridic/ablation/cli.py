@@ -160,11 +160,13 @@ def _nli_backend(nli_model: str | None) -> Any:
 
 def _nli(examples, *, backend: Any, n_resamples: int, seed: int, progress: bool):
     from veridic.ablation.nli_baseline import nli_baseline
-    from veridic.nli import NLIScorer
+    from veridic.config import ScorerConfig
+    from veridic.factory import build_scorer
 
     out = []
     for agg in ("mean", "min"):
-        scorer = NLIScorer(backend=backend, method="e-c", granularity="sentence", claim_aggregation=agg)
+        # The plain NLI baseline: e-c without the parse-based structure check.
+        scorer = build_scorer(ScorerConfig(method="e-c", claim_aggregation=agg, structure_check=False), backend=backend)
         out.append(nli_baseline(examples=examples, scorer=scorer, name=f"nli-e-c ({agg} over target sentences)", n_resamples=n_resamples, seed=seed, progress=progress))
     return out
 

@@ -23,12 +23,12 @@ Formats read by :func:`load_ablation_set`:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from veridic.io.paths import default_data_dir
 from veridic.errors import DataFormatError, InputError
 from veridic.io.records import read_records
 
@@ -86,14 +86,6 @@ class AblationExample:
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "group": self.group, "grounding": self.grounding, "ablated_grounding": self.ablated_grounding, "context": self.context, "target": self.target}
-
-
-def default_data_dir() -> Path:
-    """``$VERIDIC_DATA`` if set, else ``../shared/data`` next to the repository root."""
-    env = os.environ.get("VERIDIC_DATA")
-    if env:
-        return Path(env).expanduser()
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def west_synthetic_path() -> Path:

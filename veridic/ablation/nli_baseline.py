@@ -11,8 +11,9 @@ LM metric.
 
 The scorer is received, never built:
 
->>> from veridic.nli import NLIScorer, load_backend                          # doctest: +SKIP
->>> scorer = NLIScorer(backend=load_backend(), method="e-c", granularity="sentence", claim_aggregation="mean")  # doctest: +SKIP
+>>> from veridic import ScorerConfig, build_scorer                           # doctest: +SKIP
+>>> from veridic.nli import load_backend                                     # doctest: +SKIP
+>>> scorer = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=load_backend())  # doctest: +SKIP
 >>> nli_baseline(examples=examples, scorer=scorer).accuracy                  # doctest: +SKIP
 """
 

@@ -93,7 +93,7 @@ class AblationReport:
         raise KeyError(f"No method {method!r}; have {[r.method for r in self.results]}.")
 
     def to_dict(self, *, with_examples: bool = True) -> dict[str, Any]:
-        from veridic import __version__
+        from veridic.version import __version__
 
         out = {
             "probe": "factual-ablation",

@@ -31,13 +31,14 @@ from veridic.ais.stats import ItemVotes, Judgment, consensus, expert_agreement
 from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, InputError
 from veridic.nli.backend import NLIBackend
-from veridic.registry import build_scorer, resolve_config
+from veridic.config import resolve_config
+from veridic.factory import build_scorer
 
 __all__ = ["AutoAIS", "auto_agreement"]
 
 
 class AutoAIS:
-    """Stage-2 decisions from a scorer: ``scorer`` (any :class:`veridic.registry.Scorer`), or ``backend`` plus
+    """Stage-2 decisions from a scorer: ``scorer`` (any :class:`veridic.types.Scorer`), or ``backend`` plus
     ``config`` (a :class:`veridic.config.ScorerConfig` or name; default ``e-c``) and its fields as keywords."""
 
     name = "autoais"

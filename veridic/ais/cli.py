@@ -211,7 +211,7 @@ def serve_cmd(
     except ImportError:
         _fail(VeridicError("veridic ais serve needs uvicorn: pip install 'veridic[ais]'"))
     from veridic.ais.web import bound_malloc, create_app
-    from veridic.service.server import serve_app
+    from veridic.serving import serve_app
 
     try:
         if max_connections < 1 or header_timeout <= 0:

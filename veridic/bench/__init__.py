@@ -8,7 +8,7 @@ Datasets (:mod:`~veridic.bench.datasets`) and scorers
 ``report.json``, ``report.md`` and ROC curves. The CLI lives in
 :mod:`veridic.bench.cli` (imported lazily: it needs typer).
 
->>> from veridic.bench import build_scorer, scorer_names
+>>> from veridic.bench import scorer_names
 >>> "overlap" in scorer_names()
 True
 """
@@ -35,9 +35,6 @@ from veridic.bench.report import build_report, render_markdown, write_report
 from veridic.bench.runner import BenchResult, BenchSettings, DatasetResult, run_benchmark, score_dataset
 from veridic.bench.scorers import (
     ExternalScores,
-    OverlapScorer,
-    Scorer,
-    build_scorer,
     get_scorer_spec,
     load_external_scores,
     register_scorer,
@@ -52,13 +49,10 @@ __all__ = [
     "CacheEntry",
     "DatasetResult",
     "ExternalScores",
-    "OverlapScorer",
     "ScoreCache",
-    "Scorer",
     "approximate_randomization",
     "bootstrap_auc",
     "build_report",
-    "build_scorer",
     "cache_key",
     "crossfit_predictions",
     "dataset_groups",

@@ -29,22 +29,10 @@ __all__ = ["CacheEntry", "ScoreCache", "cache_key", "default_cache_dir", "nli_ca
 
 
 def veridic_version() -> str:
-    """``veridic.__version__``, else the installed distribution's version, else ``"0"``."""
-    try:
-        import veridic
+    """``veridic.__version__`` (:mod:`veridic.version`)."""
+    from veridic.version import __version__
 
-        version = getattr(veridic, "__version__", None)
-        if version:
-            return str(version)
-    except ImportError:
-        pass
-    try:
-        from importlib.metadata import PackageNotFoundError
-        from importlib.metadata import version as dist_version
-
-        return dist_version("veridic")
-    except (ImportError, PackageNotFoundError):
-        return "0"
+    return __version__
 
 
 def default_cache_dir() -> Path:

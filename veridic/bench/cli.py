@@ -19,7 +19,9 @@ from veridic.bench.cache import ScoreCache, default_cache_dir, nli_cache_path
 from veridic.bench.datasets import load_datasets
 from veridic.bench.report import write_report
 from veridic.bench.runner import run_benchmark
-from veridic.bench.scorers import build_scorer, get_scorer_spec, load_external_scores
+from veridic.bench.scorers import get_scorer_spec, load_external_scores
+from veridic.config import resolve_config
+from veridic.factory import build_scorer
 from veridic import cli_options as O
 from veridic.errors import ConfigError, RegistryError, VeridicError
 
@@ -34,7 +36,8 @@ def _split(values: list[str] | None) -> list[str]:
     return out
 
 
-def _load_backend(model: str | None, kind: str, cache_path: Path | None = None, *, device: str = "cpu", dtype: str = "auto") -> Any:
+def _load_backend(model: str | None, kind: str, cache_path: Path | None = None, *, device: str = "cpu", dtype: str = "auto",
+                  mc_samples: int = 0) -> Any:
     try:
         from veridic.nli import load_backend
     except ImportError as exc:
@@ -43,7 +46,7 @@ def _load_backend(model: str | None, kind: str, cache_path: Path | None = None, 
 
     # Scorers share NLI calls on identical pairs (e and e-c, say), within a run
     # and, through the on-disk prediction cache, across runs.
-    return CachedBackend(load_backend(model=model, kind=kind, device=device, dtype=dtype), path=cache_path)
+    return CachedBackend(load_backend(model=model, kind=kind, device=device, dtype=dtype, mc_samples=mc_samples), path=cache_path)
 
 
 def _command(argv: dict[str, Any]) -> str:
@@ -116,15 +119,12 @@ def bench(
         cache_root = cache_dir or default_cache_dir()
         nli_cache = None if no_cache else nli_cache_path(score_dir=cache_root)
         if any(s.needs_backend for s in specs):
-            from veridic.nli.backend import resolve_backend_kind
-
             # One backend serves every scorer: torch when any of them needs Monte-Carlo dropout.
-            mc = max((s.config.mc_samples for s in specs if s.needs_backend and s.config is not None), default=0)
-            kind = resolve_backend_kind(backend, model=model, device=device, dtype=dtype, mc_samples=mc)
-            model_backend = _load_backend(model, kind, nli_cache, device=device, dtype=dtype if kind != "onnx" or dtype != "auto" else "int8")
+            mc = max((resolve_config(n).mc_samples for n, s in zip(names, specs) if s.needs_backend), default=0)
+            model_backend = _load_backend(model, backend, nli_cache, device=device, dtype=dtype, mc_samples=mc)
         else:
             model_backend = None
-        scorers = [build_scorer(name=n, backend=model_backend) for n in names] + external
+        scorers = [build_scorer(n, backend=model_backend) for n in names] + external
         cache = None if no_cache else ScoreCache(directory=cache_root)
         result = run_benchmark(
             datasets=datasets,

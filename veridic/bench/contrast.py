@@ -129,7 +129,6 @@ def write_contrast_report(*, result: Any, scorers: Sequence[Any], out_dir: str |
     threshold; scorers without one (word overlap, score files) at their oracle threshold.
     Returns the written paths (empty when the run held no contrast data).
     """
-    from veridic.config import SCALES
     from veridic.io.atomic import atomic_write_text
 
     suites = [ds for ds in result.datasets if _is_suite(ds)]
@@ -150,8 +149,8 @@ def write_contrast_report(*, result: Any, scorers: Sequence[Any], out_dir: str |
             scores = {i: float(s) for i, s in zip(run.ids, run.scores)}
             sc = by_name.get(name)
             cfg = getattr(sc, "config", None)
-            # Only methods with a defined scale (e, e-c, hybrid) have a meaningful threshold of their own.
-            natural = cfg is not None and getattr(cfg, "method", None) in SCALES and getattr(sc, "threshold", None) is not None
+            # Only calibrated methods (e, e-c, hybrid) have a meaningful threshold of their own.
+            natural = cfg is not None and getattr(cfg, "spec", None) is not None and cfg.spec.calibrated and getattr(sc, "threshold", None) is not None
             thr = float(sc.threshold) if natural else oracle_threshold(rows=rows, scores=scores)
             per[name] = rule_accuracy(rows=rows, scores=scores, threshold=thr)
             per[name]["_all"]["threshold_kind"] = "own" if natural else "oracle"

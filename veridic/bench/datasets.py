@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from typing import Any
 
 from veridic.errors import ConfigError, DataFormatError, InputError, RegistryError, did_you_mean
 from veridic.io.records import read_records, record_to_pair
+from veridic.registry import DATASET_GROUPS
 from veridic.types import Pair
 
 __all__ = [
@@ -95,7 +95,7 @@ class BenchDataset:
 # ---------------------------------------------------------------------------
 # group registry
 
-_GROUPS: dict[str, Callable[[], list[Path]]] = {}
+# The registry's DATASET_GROUPS (plugins: the ``veridic.datasets`` entry-point group).
 
 
 def register_dataset_group(name: str, resolver: Callable[[], list[Path]], *, overwrite: bool = False) -> None:
@@ -108,23 +108,19 @@ def register_dataset_group(name: str, resolver: Callable[[], list[Path]], *, ove
     >>> "my-toy" in dataset_groups()
     True
     """
-    if name in _GROUPS and not overwrite:
-        raise ConfigError(f"A dataset group named {name!r} is already registered; pass overwrite=True to replace it.")
-    _GROUPS[name] = resolver
+    DATASET_GROUPS.register(name, resolver, overwrite=overwrite)
 
 
 def dataset_groups() -> list[str]:
     """Names of the registered dataset groups."""
-    return sorted(_GROUPS)
+    return DATASET_GROUPS.names()
 
 
 def default_bench_dir() -> Path:
     """Where the ``dev`` group lives: ``$VERIDIC_DATA/bench`` or ``<repo>/../shared/data/bench``."""
-    env = os.environ.get("VERIDIC_DATA")
-    if env:
-        return Path(env).expanduser() / "bench"
-    repo = Path(__file__).resolve().parents[2]
-    return (repo.parent / "shared" / "data" / "bench").resolve()
+    from veridic.io.paths import default_data_dir
+
+    return default_data_dir("bench").resolve()
 
 
 _DEV_FILES = ("frank_test", "summac_polytope", "summac_factcc", "begin2_dev", "dialfact_small", "wice_dev", "tofueval_meetb_dev")
@@ -177,17 +173,17 @@ def resolve_data_spec(spec: str) -> list[Path]:
         if not _is_data_file(path):
             raise InputError(f"Cannot read {spec!r} as a dataset: expected a file ending in {', '.join(DATA_SUFFIXES)}.")
         return [path]
-    if spec in _GROUPS:
-        return list(_GROUPS[spec]())
+    if spec in DATASET_GROUPS.names():
+        return list(DATASET_GROUPS.get(spec)())
     bench_dir = default_bench_dir()
     for suffix in DATA_SUFFIXES:
         candidate = bench_dir / f"{spec}{suffix}"
         if candidate.is_file():
             return [candidate]
-    options = list(_GROUPS) + ([p.name.split(".")[0] for p in bench_dir.iterdir() if _is_data_file(p)] if bench_dir.is_dir() else [])
+    options = DATASET_GROUPS.names() + ([p.name.split(".")[0] for p in bench_dir.iterdir() if _is_data_file(p)] if bench_dir.is_dir() else [])
     raise RegistryError(
         f"--data {spec!r} is neither an existing file or folder nor a dataset group; known groups: "
-        f"{', '.join(sorted(_GROUPS))} (looked for files in {str(bench_dir)!r} too).{did_you_mean(spec, options)}"
+        f"{', '.join(DATASET_GROUPS.names())} (looked for files in {str(bench_dir)!r} too).{did_you_mean(spec, options)}"
     )
 
 

@@ -14,12 +14,12 @@
 >>> import tempfile, pathlib, json
 >>> from veridic.bench.datasets import load_datasets
 >>> from veridic.bench.runner import run_benchmark
->>> from veridic.bench.scorers import build_scorer
+>>> from veridic import build_scorer
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> rows = [{"id": str(i), "source": "the red fox", "claim": c, "label": l}
 ...         for i, (c, l) in enumerate([("red fox", 1), ("blue cat", 0)] * 4)]
 >>> _ = (d / "toy.jsonl").write_text("\\n".join(json.dumps(r) for r in rows))
->>> res = run_benchmark(datasets=load_datasets(specs=[str(d)]), scorers=[build_scorer(name="overlap")], n_resamples=50)
+>>> res = run_benchmark(datasets=load_datasets(specs=[str(d)]), scorers=[build_scorer("overlap")], n_resamples=50)
 >>> paths = write_report(result=res, out_dir=d / "out", command="veridic bench --data toy --scorer overlap")
 >>> json.loads(paths["json"].read_text())["results"]["toy"]["overlap"]["auc"]
 1.0

@@ -10,12 +10,12 @@ paired approximate-randomization tests per dataset and on the macro mean.
 
 >>> import tempfile, pathlib, json
 >>> from veridic.bench.datasets import load_datasets
->>> from veridic.bench.scorers import build_scorer
+>>> from veridic import build_scorer
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> rows = [{"id": str(i), "source": "the red fox jumps", "claim": c, "label": l}
 ...         for i, (c, l) in enumerate([("red fox", 1), ("blue cat", 0)] * 4)]
 >>> _ = (d / "toy.jsonl").write_text("\\n".join(json.dumps(r) for r in rows))
->>> res = run_benchmark(datasets=load_datasets(specs=[str(d)]), scorers=[build_scorer(name="overlap")], n_resamples=50)
+>>> res = run_benchmark(datasets=load_datasets(specs=[str(d)]), scorers=[build_scorer("overlap")], n_resamples=50)
 >>> res.result(dataset="toy", scorer="overlap").auc
 1.0
 """
@@ -45,7 +45,8 @@ from veridic.bench.metrics import (
     pr_auc,
     threshold_metrics,
 )
-from veridic.bench.scorers import ExternalScores, Scorer
+from veridic.bench.scorers import ExternalScores
+from veridic.types import Scorer
 from veridic.errors import ConfigError, InputError, RegistryError, VeridicError, did_you_mean
 
 __all__ = [

@@ -40,7 +40,7 @@ The gold description's words are removed from both distractor references.
   ``both``: a description of an entity from a random other article.
 
 **Overlap constraints** (both tasks): every distractor shares no content
-word (stop words excluded, :func:`veridic.lexical.content_words`) with the
+word (stop words excluded, :func:`veridic.ling.lexical.content_words`) with the
 gold; ``nonfactual`` and ``both`` also share none with anything known about
 the target entity (all its facts, KB descriptions and gold descriptions in
 the corpus). Candidates that break a constraint are skipped; an example
@@ -73,7 +73,7 @@ import numpy as np
 
 from veridic.congruity.data import CongruityExample, facts_by_entity
 from veridic.errors import ConfigError, InputError
-from veridic.lexical import content_words, tokens
+from veridic.ling.lexical import content_words, tokens
 
 __all__ = [
     "CLASSES",

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from veridic.errors import DataFormatError, InputError
-from veridic.lexical import content_words
+from veridic.ling.lexical import content_words
 
 __all__ = [
     "MASK",
@@ -182,12 +182,9 @@ class CongruityExample:
 
 def pomo_dir(data_dir: str | Path | None = None) -> Path:
     """``<data_dir>/pomo`` (default data dir: ``$VERIDIC_DATA`` or ``../shared/data`` from the repo)."""
-    import os
+    from veridic.io.paths import default_data_dir
 
-    if data_dir is None:
-        env = os.environ.get("VERIDIC_DATA")
-        data_dir = Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared" / "data"
-    d = Path(data_dir)
+    d = Path(data_dir) if data_dir is not None else default_data_dir()
     return d if d.name == "pomo" else d / "pomo"
 
 

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from veridic.errors import ConfigError, InputError
-from veridic.lexical import _STOP
+from veridic.ling.lexical import _STOP
 
 __all__ = ["FAMILIARITY_METHODS", "assign_familiarity", "summary_familiar"]
 

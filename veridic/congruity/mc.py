@@ -49,7 +49,7 @@ from typing import Any
 
 from veridic.congruity.build import CLASSES, MCItem
 from veridic.congruity.ranking import ItemScores
-from veridic.nli.backend import cpu_supports_bf16
+from veridic.device import cpu_supports_bf16
 from veridic.errors import ConfigError, InputError, ModelLoadError
 
 __all__ = ["MC_MARKER", "TRUNCATIONS", "MCScorer", "MCTrainConfig", "MCTrainResult", "encode_pair", "is_mc_model", "item_pairs", "packaged_minilm", "train_multiple_choice"]

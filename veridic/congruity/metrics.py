@@ -1,7 +1,7 @@
 """Metrics of paper 000: precision against references, T and M per class, familiar-vs-unfamiliar tests.
 
 *Precision* of a generated description against a reference (§2.1), stop
-words excluded from both (:func:`veridic.lexical.content_words`):
+words excluded from both (:func:`veridic.ling.lexical.content_words`):
 
 * :func:`bleu1_precision`: clipped unigram precision from sacrebleu
   (``BLEU(max_ngram_order=1)``; the brevity penalty is not applied, as the
@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from veridic.errors import InputError, MissingDependencyError
-from veridic.lexical import content_words
+from veridic.ling.lexical import content_words
 
 __all__ = [
     "GroupComparison",

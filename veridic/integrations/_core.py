@@ -3,7 +3,7 @@
 A *row* is an answer and the retrieved contexts it should rest on. The
 contexts are joined into one source (:func:`join_contexts`, blank ones
 dropped) and scored with the scorer a :class:`~veridic.config.ScorerConfig`
-describes, built by :func:`veridic.api.load_scorer` — the same scorer and
+describes, built by :func:`veridic.factory.load_scorer` — the same scorer and
 the same source as ``veridic score --source "$(joined contexts)" --claim
 ANSWER``, so the scores are equal.
 
@@ -197,14 +197,14 @@ class Judge:
     (``"hybrid"``, ``"e-c"``...) or None (the default, as ``veridic score``).
     ``options`` are ScorerConfig fields (``threshold``, ``mc_samples``...).
     ``model``, ``backend``, ``device``, ``batch_size``: as
-    :func:`veridic.api.load_scorer` (``backend="dummy"`` for examples).
+    :func:`veridic.factory.load_scorer` (``backend="dummy"`` for examples).
     ``on_invalid``: ``"nan"`` (a row that cannot be judged scores NaN with
     label ``invalid`` and an ``error``) or ``"raise"``.
     """
 
     def __init__(self, *, config: ScorerConfig | str | None = None, model: str | Path | None = None, backend: str = "auto",
                  device: str = "cpu", batch_size: int = 32, on_invalid: OnInvalid = "nan", **options: Any):
-        from veridic.registry import resolve_config
+        from veridic.config import resolve_config
 
         if on_invalid not in ("nan", "raise"):
             raise ConfigError(f"on_invalid must be 'nan' or 'raise'; got {on_invalid!r}.")
@@ -220,7 +220,7 @@ class Judge:
         """The scorer (loaded on first use, the backend once per process)."""
         with self._lock:
             if self._scorer is None:
-                from veridic.api import load_scorer
+                from veridic.factory import load_scorer
 
                 self._scorer = load_scorer(self.config, **self._load)
         return self._scorer

@@ -18,32 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from veridic.errors import DataFormatError, InputError, MissingDependencyError
+from veridic.limits import MAX_SOURCE_CHARS, check_claim, check_text_length
 from veridic.types import Pair, is_blank, normalise_context
 
 __all__ = ["read_records", "iter_jsonl", "write_records", "record_to_pair", "check_output", "check_text_length", "csv_safe", "SUPPORTED_SUFFIXES",
            "MAX_SOURCE_CHARS"]
 
 SUPPORTED_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
-
-# Scoring time grows faster than linearly with source length, so a runaway source (a whole book pasted into
-# one cell) is refused with a message instead of running for hours. $VERIDIC_MAX_SOURCE_CHARS overrides it.
-MAX_SOURCE_CHARS = 2_000_000
-
-
-def max_source_chars() -> int:
-    """The source-length guard: ``$VERIDIC_MAX_SOURCE_CHARS`` or :data:`MAX_SOURCE_CHARS` (0 turns it off)."""
-    from veridic.limits import env_limit
-
-    return env_limit("VERIDIC_MAX_SOURCE_CHARS", MAX_SOURCE_CHARS, "characters")
-
-
-def check_text_length(text: str, *, what: str = "source", limit: int | None = None, path: str | None = None, row: int | None = None) -> None:
-    """Refuse ``text`` longer than ``limit`` (default :func:`max_source_chars`) with a message that says what to do."""
-    limit = max_source_chars() if limit is None else limit
-    if limit and len(text) > limit:
-        raise DataFormatError(f"the {what} is {len(text):,} characters; the limit is {limit:,} (set VERIDIC_MAX_SOURCE_CHARS to raise it, 0 = no limit). "
-                              "Split the source into the passages the claim draws on, or retrieve them first (`veridic index`).", path=path, row=row)
-
 
 def _format_of(path: Path) -> str:
     name = path.name.lower()
@@ -373,7 +354,6 @@ def record_to_pair(
         except UnicodeEncodeError as exc:
             raise DataFormatError(f"column {field_name!r} holds an unpaired surrogate (\\u{ord(value[exc.start]):04x} at character {exc.start}); fix the text's encoding.", path=path, row=row_number) from None
     check_text_length(values[source_field], what=f"column {source_field!r}", limit=max_source_chars, path=path, row=row_number)
-    from veridic.limits import check_claim
 
     try:
         check_claim(values[claim_field], what=f"column {claim_field!r}")

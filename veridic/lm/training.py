@@ -68,7 +68,7 @@ def training_arguments(*, out_dir: str | Path, batch_size: int, learning_rate: f
     torch, _ = require_transformers("Fine-tuning")
     from transformers import TrainingArguments
 
-    from veridic.nli.backend import cpu_supports_bf16
+    from veridic.device import cpu_supports_bf16
 
     return TrainingArguments(
         output_dir=str(Path(out_dir) / "checkpoints"),

@@ -1,6 +1,6 @@
 """NLI faithfulness scoring: backends (PyTorch, ONNX Runtime) and the scorer."""
 
-from veridic.nli.aggregate import CLAIM_AGGREGATIONS, SOURCE_AGGREGATIONS
+from veridic.aggregate import CLAIM_AGGREGATIONS, SOURCE_AGGREGATIONS
 from veridic.nli.backend import (
     CachedBackend,
     EMBEDDED_MODEL_NAME,
@@ -14,7 +14,7 @@ from veridic.nli.backend import (
     resolve_model_path,
 )
 from veridic.nli.labels import LabelMap
-from veridic.nli.scorer import METHODS, NLIScorer, Scorer
+from veridic.nli.scorer import NLIScorer
 
 __all__ = [
     "NLIBackend",
@@ -29,8 +29,6 @@ __all__ = [
     "KNOWN_CHECKPOINTS",
     "LabelMap",
     "NLIScorer",
-    "Scorer",
-    "METHODS",
     "SOURCE_AGGREGATIONS",
     "CLAIM_AGGREGATIONS",
 ]

@@ -30,7 +30,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
+from veridic.device import DEVICE_HELP, DTYPES, check_device, check_dtype, cpu_supports_bf16
 from veridic.nli.labels import LabelMap
+from veridic.nli.models import EMBEDDED_MODEL_NAME, KNOWN_CHECKPOINTS, embedded_model_path, resolve_model_path
 
 __all__ = [
     "cpu_supports_bf16",
@@ -48,19 +50,11 @@ __all__ = [
     "check_device",
     "check_dtype",
     "resolve_backend_kind",
+    "DEVICE_HELP",
+    "DTYPES",
 ]
 
 log = logging.getLogger(__name__)
-
-EMBEDDED_MODEL_NAME = "veridic-nli-minilm-l6"
-
-#: Real checkpoints users with a model hub can point veridic at.
-KNOWN_CHECKPOINTS = {
-    "juliussteen/DeBERTa-v3-FaithAug": "paper 004's model (DeBERTa-v3-large + dialogue augmentation), MIT",
-    "MoritzLaurer/DeBERTa-v3-large-mnli-fever-anli-ling-wanli": "paper 004's Base NLI model",
-    "vectara/hallucination_evaluation_model": "HHEM-2.1-open (2-way; needs trust_remote_code)",
-}
-
 
 @runtime_checkable
 class NLIBackend(Protocol):
@@ -87,46 +81,6 @@ class NLIBackend(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
     def describe(self) -> dict[str, Any]: ...
-
-
-def embedded_model_path() -> Path:
-    """Folder of the model shipped inside the package (may not exist in a dev checkout)."""
-    return Path(str(importlib.resources.files("veridic"))) / "models" / EMBEDDED_MODEL_NAME
-
-
-def resolve_model_path(model: str | Path | None) -> tuple[str | Path, str]:
-    """Turn a user's model reference into something ``from_pretrained`` loads.
-
-    Order: ``None``/``"embedded"`` → the shipped model; an existing directory;
-    an installed Python package holding a model folder (``pkg`` or
-    ``pkg/model``); otherwise a hub id (loaded through the same
-    ``from_pretrained`` code path, offline if ``HF_HUB_OFFLINE=1``).
-    Returns ``(path_or_id, kind)`` with kind in {embedded, directory, package, hub}.
-    """
-    if model is None or str(model) in ("embedded", EMBEDDED_MODEL_NAME):
-        path = embedded_model_path()
-        if not (path / "config.json").exists():
-            raise ModelLoadError(
-                f"The embedded NLI model is missing: expected {path}/config.json. "
-                "Reinstall veridic (pip install -e .) from a full clone, or pass a model directory with --model / model=."
-            )
-        return path, "embedded"
-    p = Path(str(model)).expanduser()
-    if p.is_dir():
-        if not (p / "config.json").exists():
-            raise ModelLoadError(f"{str(p)!r} is a directory but holds no config.json; point at a folder written by save_pretrained().")
-        return p, "directory"
-    name = str(model)
-    if name.isidentifier() or all(part.isidentifier() for part in name.split(".")):
-        spec = importlib.util.find_spec(name.split(".")[0]) if "." not in name else None
-        if spec is not None and spec.submodule_search_locations:
-            base = Path(list(spec.submodule_search_locations)[0])
-            for cand in (base, base / "model"):
-                if (cand / "config.json").exists():
-                    return cand, "package"
-    if p.suffix or name.startswith((".", "/", "~")):
-        raise ModelLoadError(f"Model path {name!r} does not exist.")
-    return name, "hub"
 
 
 def load_sequence_classifier(ref: str | Path, **kwargs: Any) -> Any:
@@ -157,19 +111,6 @@ def _quiet_transformers() -> None:
         hf_logging.disable_progress_bar()
     except Exception:  # noqa: BLE001 - cosmetic only
         pass
-
-
-def cpu_supports_bf16() -> bool:
-    """True when the CPU has native bf16 matrix units (AMX or AVX512-BF16).
-
-    Without them bf16 autocast is emulated and slower than fp32. One check for inference and
-    for every trainer (NLI, congruity multiple choice, loss-truncation fine-tunes).
-    """
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
 def _stable_seed(seed: int, premise: str, hypothesis: str) -> int:
@@ -662,72 +603,16 @@ def _quantize_int8(torch: Any, model: Any) -> Any:
     return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8)
 
 
-def _dummy(model: str | Path | None = None, **kwargs: Any) -> NLIBackend:
-    from veridic.nli.dummy import DummyNLIBackend
+def backend_kinds() -> tuple[str, ...]:
+    """``auto`` and every registered backend (:data:`veridic.registry.BACKENDS`, plugins included)."""
+    from veridic.registry import BACKENDS
 
-    if model is not None:
-        raise ConfigError(f"The dummy backend has no model; got model={str(model)!r}. Drop --model, or use --backend torch.")
-    return DummyNLIBackend(**kwargs)
-
-
-_BACKENDS: dict[str, Callable[..., NLIBackend]] = {"torch": TorchNLIBackend, "onnx": OnnxNLIBackend, "dummy": _dummy}
-BACKEND_KINDS = ("auto", *_BACKENDS)
-DEVICE_HELP = "auto (CUDA when present), cpu, cuda or cuda:N"
-DTYPES = ("auto", "float32", "bfloat16", "float16", "int8")
+    names = BACKENDS.names()
+    return ("auto", *[k for k in BACKEND_KINDS[1:] if k in names], *[k for k in names if k not in BACKEND_KINDS])
 
 
-def check_device(device: str, *, cuda_available: Callable[[], bool] | None = None) -> str:
-    """Validate a ``--device`` value before any model loads; returns it resolved (``auto`` → ``cuda`` or ``cpu``).
-
-    >>> check_device("cpu")
-    'cpu'
-    >>> check_device("cuda:0", cuda_available=lambda: False)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    veridic.errors.ConfigError: --device cuda:0 was requested but CUDA is not available ...
-    """
-    import re
-
-    if not isinstance(device, str) or not re.fullmatch(r"auto|cpu|cuda(:\d+)?", device):
-        raise ConfigError(f"device must be {DEVICE_HELP}; got {device!r}.")
-    if device == "cpu":
-        return device
-    if cuda_available is None:
-        def cuda_available() -> bool:
-            try:
-                import torch
-            except ImportError:
-                return False
-            return bool(torch.cuda.is_available())
-    ok = cuda_available()
-    if device == "auto":
-        return "cuda" if ok else "cpu"
-    if not ok:
-        raise ConfigError(f"--device {device} was requested but CUDA is not available on this machine (no GPU, or a CPU-only torch); "
-                          "use --device cpu or --device auto.")
-    if ":" in device:
-        import torch
-
-        idx, n = int(device.split(":")[1]), torch.cuda.device_count()
-        if idx >= n:
-            raise ConfigError(f"--device {device} names GPU {idx}, but this machine has {n} (cuda:0 to cuda:{n - 1}).")
-    return device
-
-
-def check_dtype(dtype: str, *, device: str | None = None) -> str:
-    """Validate a ``--dtype`` value (and, given the resolved ``device``, the pair) before any model loads.
-
-    >>> check_dtype("int8", device="cuda")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    veridic.errors.ConfigError: dtype='int8' (dynamic quantisation) runs on the CPU only; got device='cuda'...
-    """
-    if dtype not in DTYPES:
-        raise ConfigError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}.")
-    if dtype == "int8" and device is not None and device != "cpu":
-        raise ConfigError(f"dtype='int8' (dynamic quantisation) runs on the CPU only; got device={device!r}. "
-                          "Use --dtype float16 or bfloat16 on a GPU, or --device cpu.")
-    return dtype
+#: the built-in kinds (plugins add theirs to :func:`backend_kinds`).
+BACKEND_KINDS = ("auto", "torch", "onnx", "dummy")
 
 
 #: keyword arguments both runtimes accept: with others (revision, trust_remote_code...) ``auto`` means torch.
@@ -738,7 +623,7 @@ def resolve_backend_kind(kind: str, *, model: str | Path | None = None, device: 
                          mc_samples: int = 0, options: Sequence[str] = ()) -> str:
     """The backend ``kind="auto"`` loads: ``onnx`` (the model's ``model.int8.onnx``) where it can run, else ``torch``.
 
-    ONNX int8 is the fastest path measured on CPU (docs/benchmarks.md, issue 15) at no dev AUC cost, and
+    ONNX int8 is the fastest path measured on CPU (docs/report.md, speed) at no dev AUC cost, and
     loads without torch. It is picked when the device is the CPU, ``dtype`` is ``auto`` or ``int8``, no
     Monte-Carlo dropout is asked for (``mc_samples``; ONNX has no dropout), onnxruntime is installed and the
     model folder holds an int8 export (``veridic export onnx``). Any other kind is returned as it is.
@@ -768,21 +653,28 @@ def resolve_backend_kind(kind: str, *, model: str | Path | None = None, device: 
     return "onnx"
 
 
-def load_backend(model: str | Path | None = None, *, kind: str = "torch", **kwargs: Any) -> NLIBackend:
+def load_backend(model: str | Path | None = None, *, kind: str = "auto", **kwargs: Any) -> NLIBackend:
     """Load an NLI backend; ``model`` None = the embedded model.
 
-    ``kind``: ``"torch"`` (default here: it runs every option, Monte-Carlo dropout included), ``"onnx"``,
-    ``"auto"`` (ONNX int8 on the CPU when the model has an int8 export and onnxruntime is installed, else
-    torch; see :func:`resolve_backend_kind`; what :func:`veridic.score` and ``veridic score`` use) or
-    ``"dummy"`` (tests, examples). ``device`` and ``dtype`` apply to the torch backend; the ONNX backend
-    runs on the CPU and refuses another device.
+    ``kind``: ``"auto"`` (default: ONNX int8 on the CPU when the model has an int8 export, onnxruntime is
+    installed and no option needs torch, else torch; see :func:`resolve_backend_kind`), ``"torch"`` (runs
+    every option, Monte-Carlo dropout included), ``"onnx"``, ``"dummy"`` (tests, examples) or a plugin's
+    kind (:data:`veridic.registry.BACKENDS`). This is the one place that decides which runtime and dtype a
+    model runs on: :func:`veridic.score`, ``veridic score``, the service and the benchmark all load here, so
+    the same pair and configuration give the same numbers through each. ``device`` and ``dtype`` apply to
+    the torch backend; the ONNX backend runs on the CPU and refuses another device.
     """
-    if kind not in BACKEND_KINDS:
-        raise ConfigError(f"Unknown backend kind {kind!r}; expected one of {', '.join(BACKEND_KINDS)}.")
+    from veridic.registry import BACKENDS
+    from veridic.errors import RegistryError
+
+    if kind != "auto" and kind not in BACKENDS.names():
+        raise ConfigError(f"Unknown backend kind {kind!r}; expected one of {', '.join(backend_kinds())}.")
     if kind == "auto":
-        kind = resolve_backend_kind(kind, model=model, device=kwargs.get("device", "cpu"), dtype=kwargs.get("dtype", "auto"), options=list(kwargs))
+        kind = resolve_backend_kind(kind, model=model, device=kwargs.get("device", "cpu"), dtype=kwargs.get("dtype", "auto"),
+                                    mc_samples=kwargs.pop("mc_samples", 0), options=list(kwargs))
         if kind == "onnx" and kwargs.get("dtype", "auto") == "auto":
             kwargs["dtype"] = "int8"
+    kwargs.pop("mc_samples", None)
     if kind == "onnx":
         device = kwargs.pop("device", "cpu")
         if check_device(device) != "cpu":
@@ -792,7 +684,11 @@ def load_backend(model: str | Path | None = None, *, kind: str = "torch", **kwar
             raise ConfigError(f"The onnx backend runs float32 (model.onnx) or int8 (model.int8.onnx); got dtype={dtype!r}. Use --dtype int8, float32 or auto.")
         if dtype != "auto" and "file" not in kwargs:
             kwargs["file"] = "model.int8.onnx" if dtype == "int8" else "model.onnx"
-    return _BACKENDS[kind](model, **kwargs)
+    try:
+        loader = BACKENDS.get(kind).load_loader()
+    except RegistryError as exc:
+        raise ConfigError(str(exc)) from None
+    return loader(model, **kwargs)
 
 
 def export_onnx(*, model: str | Path | None, out_dir: str | Path, quantize: bool = True, opset: int = 17, device: str = "cpu") -> dict[str, Path]:

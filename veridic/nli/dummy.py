@@ -7,7 +7,7 @@ faithfulness; they only make scorer behaviour checkable.
 
 from __future__ import annotations
 
-__all__ = ["DummyNLIBackend", "ENTAIL", "NEUTRAL", "CONTRA"]
+__all__ = ["DummyNLIBackend", "ENTAIL", "NEUTRAL", "CONTRA", "load_dummy"]
 
 import re
 import zlib
@@ -42,7 +42,7 @@ class DummyNLIBackend:
     @property
     def default_hybrid_weights(self) -> str:
         """The embedded model's hybrid weights, so method ``hybrid`` runs end to end on the dummy (its numbers mean nothing)."""
-        from veridic.nli.backend import embedded_model_path
+        from veridic.nli.models import embedded_model_path
 
         return str(embedded_model_path() / "hybrid.json")
 
@@ -84,3 +84,12 @@ class DummyNLIBackend:
                               for p, h in zip(premises, hypotheses)]).reshape(len(out), mc_samples, 1)
             arr = np.clip(arr[:, None, :] + np.concatenate([noise, -noise, 0 * noise], axis=-1), 0, 1)
         return arr
+
+
+def load_dummy(model: object = None, **kwargs: object) -> DummyNLIBackend:
+    """The dummy as a registered backend (``load_backend(kind="dummy")``): it has no model to load."""
+    from veridic.errors import ConfigError
+
+    if model is not None:
+        raise ConfigError(f"The dummy backend has no model; got model={str(model)!r}. Drop --model, or use --backend torch.")
+    return DummyNLIBackend(**kwargs)  # type: ignore[arg-type]

@@ -7,9 +7,9 @@ handful of weights, fitted by :func:`fit_hybrid` on labelled benchmark rows
 and validated leave-one-dataset-out (``benchmarks/fit_hybrid.py``), so the
 reported AUC of each dataset comes from weights that never saw it.
 
+>>> from veridic import build_scorer
 >>> from veridic.nli import load_backend
->>> from veridic.nli.hybrid import HybridScorer
->>> s = HybridScorer(backend=load_backend())                    # weights shipped with the model
+>>> s = build_scorer("hybrid", backend=load_backend())          # weights shipped with the model
 >>> s.score(sources=["Alice paid 30 dollars."], claims=["Alice paid 40 dollars."])[0].label
 'unsupported'
 """
@@ -26,9 +26,10 @@ import numpy as np
 
 from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, ModelLoadError
-from veridic.lexical import lexical_features
-from veridic.nli.backend import NLIBackend, resolve_model_path
-from veridic.nli.scorer import NLIScorer, Scorer
+from veridic.ling.lexical import lexical_features
+from veridic.nli.backend import NLIBackend
+from veridic.nli.models import resolve_model_path
+from veridic.nli.scorer import NLIScorer
 from veridic.types import Verdict
 
 __all__ = ["HybridScorer", "HybridWeights", "NLI_FEATURES", "ALL_FEATURES", "features_from_verdict", "fit_hybrid"]
@@ -109,42 +110,29 @@ def fit_hybrid(*, features: np.ndarray, labels: np.ndarray, names: Sequence[str]
     return HybridWeights(tuple(names), tuple(map(float, mean)), tuple(map(float, scale)), tuple(map(float, lr.coef_[0])), float(lr.intercept_[0]), meta or {})
 
 
-class HybridScorer(Scorer):
+class HybridScorer:
     """NLI (sentence-level e−c) + lexical features → probability that the claim is faithful.
 
     ``score`` is that probability (label ``supported`` at ≥ 0.5); ``e``, ``n``,
-    ``c``, ``sentences`` and evidence are the underlying NLI verdict's.
+    ``c``, ``sentences`` and evidence are the underlying NLI verdict's. Weights:
+    ``config.hybrid_weights`` (a ``hybrid.json`` path), else those shipped with the model.
+    Build it with :func:`veridic.factory.build_scorer`.
     """
 
-    def __init__(
-        self,
-        *,
-        backend: NLIBackend,
-        weights: HybridWeights | str | Path | None = None,
-        mc_samples: int = 0,
-        seed: int = 0,
-        name: str = "hybrid",
-        structure: Any = None,
-        **nli_options: Any,
-    ):
+    def __init__(self, config: ScorerConfig, backend: NLIBackend, resources: Any = None):
+        if not isinstance(config, ScorerConfig) or config.method != "hybrid":
+            raise ConfigError(f"HybridScorer takes (config, backend, resources) with a ScorerConfig(method='hybrid') first; got {config!r}. "
+                              "Build scorers with veridic.build_scorer(ScorerConfig(...), backend=...).")
+        self.config = config
         self.backend = backend
-        self.weights = self._resolve_weights(weights, backend)
-        nli_options.setdefault("claim_aggregation", "mean")
-        threshold = nli_options.pop("threshold", None)
-        self.nli = NLIScorer(backend=backend, method="e-c", mc_samples=mc_samples, granularity="sentence", seed=seed, structure=structure,
-                               **nli_options)
-        self.name = name + ("+mc" if mc_samples else "")
+        self.weights = self._resolve_weights(config.hybrid_weights, backend)
+        # The NLI half: the same options on the e-c scale, with e-c's own threshold.
+        self.nli = NLIScorer(config.replace(method="e-c", hybrid_weights=None, threshold=None, name=None), backend, resources)
+        self.name = config.label
         # Scorer protocol: verdict scores are probabilities; sentence scores are the NLI's e-c.
         self.granularity = "sentence"
-        self.threshold = 0.5 if threshold is None else float(threshold)
+        self.threshold = config.decision_threshold
         self.sentence_threshold = self.nli.threshold
-
-    @classmethod
-    def from_config(cls, config: ScorerConfig, *, backend: NLIBackend, structure: Any = None) -> HybridScorer:
-        """The hybrid scorer a :class:`~veridic.config.ScorerConfig` with ``method='hybrid'`` describes
-        (``structure``: the :class:`~veridic.nli.structure.StructureCheck` it applies when ``structure_check`` is on)."""
-        nli = {k: v for k, v in config.nli_options().items() if k not in ("granularity", "mc_samples", "seed")}
-        return cls(backend=backend, weights=config.hybrid_weights, mc_samples=config.mc_samples, seed=config.seed, structure=structure, **nli)
 
     def decide(self, score: float, uncertainty: float | None = None) -> str:
         """The label of a verdict with this probability (and MC-dropout spread)."""
@@ -154,9 +142,10 @@ class HybridScorer(Scorer):
         return "supported" if score >= self.threshold else "unsupported"
 
     @staticmethod
-    def _resolve_weights(weights: HybridWeights | str | Path | None, backend: NLIBackend) -> HybridWeights:
-        if isinstance(weights, HybridWeights):
-            return weights
+    def _resolve_weights(weights: str | Path | None, backend: NLIBackend) -> HybridWeights:
+        if weights is None and getattr(backend, "default_hybrid_weights", None) is not None:
+            # A backend that is not a model folder (the dummy) names the weights it runs hybrid with.
+            weights = str(backend.default_hybrid_weights)
         if weights is not None:
             return HybridWeights.load(weights)
         # Default: the weights fitted for this model, stored beside its config.

@@ -11,8 +11,9 @@ sentence (with its offsets as evidence) and pools sentences by a named
 strategy (``mean`` by default: on the seven dev sets it beat ``min`` by 2 AUC
 points on average, and by 13 on multi-sentence FRANK summaries, 79.7 vs 66.3).
 
->>> from veridic.nli import NLIScorer, load_backend
->>> scorer = NLIScorer(backend=load_backend(), method="e-c")
+>>> from veridic import ScorerConfig, build_scorer
+>>> from veridic.nli import load_backend
+>>> scorer = build_scorer(ScorerConfig(method="e-c"), backend=load_backend())
 >>> v = scorer.score(sources=["The firm hired 200 engineers in 2023."],
 ...                  claims=["The firm laid off engineers in 2023."])[0]
 >>> v.label
@@ -26,24 +27,21 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, InputError
-from veridic.lexical import content_words
-from veridic.nli.aggregate import get_claim_aggregation, get_source_aggregation
+from veridic.ling.lexical import content_words
+from veridic.aggregate import get_claim_aggregation, get_source_aggregation
 from veridic.nli.backend import NLIBackend
-from veridic.nli.structure import StructureCheck
-from veridic.registry import Scorer
-from veridic.text import chunk_text, sentence_windows, split_sentences
+from veridic.registry import SCORERS
+from veridic.text import chunk_text, split_sentences
 from veridic.text.chunking import TokenOffsets
 from veridic.types import Label, SentenceVerdict, Span, StructureConflict, Verdict, is_blank, normalise_context
 
-__all__ = ["METHODS", "NLIScorer", "Scorer"]
-
-METHODS = ("e", "e-c")
+__all__ = ["NLIScorer"]
 
 
 @dataclass(slots=True)
@@ -77,38 +75,25 @@ def _words_key(text: str) -> str | None:
     return " ".join(words) if len(words) >= 3 else None
 
 
-def _method_score(enc: np.ndarray, method: str) -> np.ndarray:
-    return enc[..., 0] if method == "e" else enc[..., 0] - enc[..., 2]
-
-
 class NLIScorer:
     """Score claims against sources with an NLI backend. Receives the backend; never builds it."""
 
-    def __init__(
-        self,
-        *,
-        backend: NLIBackend,
-        config: ScorerConfig | None = None,
-        method: Literal["e", "e-c"] | None = None,
-        splitter: str = "blingfire",
-        name: str | None = None,
-        structure: StructureCheck | None = None,
-        **options: Any,
-    ):
-        if config is not None and (method is not None or options):
-            raise ConfigError(f"Pass either config= or keyword options ({', '.join(sorted({*options, *(['method'] if method else [])}))}), not both.")
-        if config is None:
-            if method == "hybrid":
-                raise ConfigError("NLIScorer computes method 'e' or 'e-c'; 'hybrid' combines e-c with lexical signals: "
-                                  "use veridic.registry.build_scorer(ScorerConfig(method='hybrid'), backend=...) or veridic.nli.hybrid.HybridScorer.")
-            if method is not None and method not in METHODS:
-                raise ConfigError(f"Unknown method {method!r}; expected one of {METHODS} ('e' = entailment probability, 'e-c' = entailment minus contradiction)"
-                                  " or 'hybrid' through veridic.registry.build_scorer.")
-            config = ScorerConfig.from_options(options, method=method or "e-c", name=name)
-        elif config.method not in METHODS:
-            raise ConfigError(f"NLIScorer computes method 'e' or 'e-c'; got config.method={config.method!r}: build it with veridic.registry.build_scorer(config, backend=...).")
+    def __init__(self, config: ScorerConfig, backend: NLIBackend, resources: Any = None):
+        """Build with :func:`veridic.factory.build_scorer`, which passes the :class:`~veridic.factory.Resources` a config needs."""
+        if not isinstance(config, ScorerConfig):
+            raise ConfigError(f"NLIScorer takes (config, backend, resources) with a ScorerConfig first; got {type(config).__name__}. "
+                              "Build scorers with veridic.build_scorer(ScorerConfig(...), backend=...).")
+        nli_score = SCORERS.get(config.method).nli_score
+        if nli_score is None:
+            raise ConfigError(f"NLIScorer computes NLI-derived methods (a ScorerSpec with nli_score, e.g. 'e', 'e-c'); got method={config.method!r}: "
+                              "build it with veridic.build_scorer(config, backend=...).")
         if config.mc_samples and not getattr(backend, "supports_mc", False):
             raise ConfigError(f"mc_samples={config.mc_samples} needs a backend with dropout (the torch backend); {type(backend).__name__} has none.")
+        structure = getattr(resources, "structure", None)
+        if config.structure_check and config.granularity == "sentence" and structure is None:
+            raise ConfigError("This configuration has structure_check on, but no structure check was passed in resources: build the scorer with "
+                              "veridic.build_scorer(config, backend=...), which loads it, or set structure_check=False.")
+        self._nli_score = nli_score
         self.config = config
         self.backend = backend
         self.method = config.method
@@ -127,11 +112,10 @@ class NLIScorer:
         self.sentence_threshold = self.threshold
         self.abstain_above = config.abstain_above
         self.seed = config.seed
-        self.splitter = splitter
-        self.name = name or config.label
-        # The parse-based check is a second backend: applied when passed in and the config asks for it
-        # (build_scorer passes veridic.nli.structure.load_structure_check() when structure_check is on).
-        self.structure = structure if config.structure_check else None
+        self.splitter = "blingfire"
+        self.name = config.label
+        # The parse-based check is a second backend, received like the model (build_scorer loads it).
+        self.structure = structure if config.structure_check and config.granularity == "sentence" else None
         self.verbatim_support = config.verbatim_support
 
     def describe(self) -> dict[str, Any]:
@@ -149,7 +133,7 @@ class NLIScorer:
             "window_sentences": self.window_sentences,
             "max_windows": self.max_windows,
             "whole_source": self.whole_source,
-            "window_filter": "veridic.lexical.content_words overlap" if self.max_windows else None,
+            "window_filter": "veridic.ling.lexical.content_words overlap" if self.max_windows else None,
             "context_mode": self.context_mode,
             "structure_check": None if self.structure is None else self.structure.describe(),
             "verbatim_support": self.verbatim_support,
@@ -201,7 +185,7 @@ class NLIScorer:
             cache[budget] = wins
         wins = cache[budget]
         if self.max_windows is not None and len(wins) > self.max_windows:
-            # Same content words as the lexical features (veridic.lexical), so "overlap" means one thing.
+            # Same content words as the lexical features (veridic.ling.lexical), so "overlap" means one thing.
             words = cache.setdefault(("words", budget), {})
             cw = set(content_words(claim_text))
             overlap = []
@@ -265,7 +249,7 @@ class NLIScorer:
                 premises.append(prefix + w.text)
                 hyps.append(u.claim_span.text)
         enc = self.backend.predict(premises, hyps, seed=self.seed, progress=progress)
-        scores = _method_score(enc, self.method)
+        scores = self._nli_score(enc)
 
         best: list[int] = []
         for u in units:
@@ -285,7 +269,7 @@ class NLIScorer:
                 unit_enc[ui] = _CONTRADICTION
             for ui in copied:
                 unit_enc[ui] = _ENTAILMENT
-        unit_samples = _method_score(unit_enc, self.method)  # [U, k]
+        unit_samples = self._nli_score(unit_enc)  # [U, k]
 
         by_example: list[list[int]] = [[] for _ in sources]
         for ui, u in enumerate(units):
@@ -311,7 +295,7 @@ class NLIScorer:
                 u = units[ui]
                 win = u.windows[best[ui] - u.first_pair]
                 if u.copied is not None:
-                    ev = Span(start=u.copied.start, end=u.copied.end, text=u.copied.text, label="verbatim", score=float(_method_score(_ENTAILMENT, self.method)))
+                    ev = Span(start=u.copied.start, end=u.copied.end, text=u.copied.text, label="verbatim", score=float(self._nli_score(_ENTAILMENT)))
                 else:
                     ev = Span(start=win.start, end=win.end, text=win.text, score=float(scores[best[ui]]))
                 evidence.append(ev)

@@ -1,9 +1,9 @@
-"""Who did what to whom, checked on the parse: the NLI scorers' structure check (issue 14).
+"""Who did what to whom, checked on the parse: the NLI scorers' structure check.
 
 A small NLI model reads something close to a bag of words: the embedded one entails "YouTube
 acquired Google" from "Google acquired YouTube". :class:`StructureCheck` parses a claim sentence and
 the source window the model judged it against (spaCy) and compares their predicate frames
-(:mod:`veridic.detect.roles`, the detector's frame check). A sentence is in *conflict* with its
+(:mod:`veridic.ling.roles`, the detector's frame check). A sentence is in *conflict* with its
 evidence when
 
 * ``swap``: the same predicate holds two of its arguments in exchanged roles ("YouTube acquired
@@ -17,7 +17,7 @@ The NLI scorers judge such a sentence a contradiction (e = 0, n = 0, c = 1) what
 said, and report the conflict on its :class:`~veridic.types.SentenceVerdict`. The frame check's
 other findings (another name in a role, another verb) are left to the model: on the dev pool they
 fire on faithful sentences as often as on unfaithful ones, while swaps and reversals fired once in
-about 1,000 rows (docs/benchmarks.md, issue 14, session 12).
+about 1,000 rows (measured on the dev pool and the contrast suite; docs/report.md).
 
 It costs a parse of each claim sentence and of its best window (spaCy's small English pipeline,
 batched, cached per text): 1.2–1.4× the CPU seconds of the model alone (docs/benchmarks.md).
@@ -94,7 +94,7 @@ class StructureCheck:
         Claims are parsed first: one with no predicate frame and no "from … to …" route cannot conflict with
         anything, so its evidence is never parsed (about a fifth of summary sentences, a third of dialogue turns).
         """
-        from veridic.detect.roles import has_structure
+        from veridic.ling.roles import has_structure
 
         live = [i for i, (c, e) in enumerate(pairs) if c.strip() and e.strip()]
         cdocs = dict(zip(live, self._docs([pairs[i][0] for i in live])))
@@ -111,7 +111,7 @@ class StructureCheck:
 
     @staticmethod
     def _first_conflict(cdoc: Any, edoc: Any) -> StructureConflict | None:
-        from veridic.detect.roles import frames, structural_errors
+        from veridic.ling.roles import frames, structural_errors
 
         efs = frames(edoc[:])
         for sent in cdoc.sents:

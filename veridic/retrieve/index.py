@@ -326,7 +326,7 @@ class EvidenceIndex:
         if encoder is not None:
             texts = [(f"{p.title}: " if p.title else "") + p.text for p in passages]
             dense = np.asarray(encoder.encode(texts), dtype=np.float32)
-        from veridic import __version__
+        from veridic.version import __version__
 
         meta = {
             "format": INDEX_FORMAT, "version": INDEX_VERSION, "veridic": __version__,

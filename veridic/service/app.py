@@ -97,7 +97,7 @@ def _error(status: int, kind: str, message: str, details: list[dict[str, Any]] |
 
 
 def _version() -> str:
-    from veridic import __version__
+    from veridic.version import __version__
 
     return __version__
 
@@ -591,7 +591,7 @@ class _RequestScorers:
         if key is None:
             return self.default
         if key not in self.built:
-            from veridic.registry import build_scorer
+            from veridic.factory import build_scorer
 
             if len(self.built) >= self.MAX_KEPT:
                 self.built.pop(next(iter(self.built)))

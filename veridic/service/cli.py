@@ -65,7 +65,7 @@ def serve(
         import uvicorn  # noqa: F401 - checked here so a missing extra gets the install hint
 
         from veridic.registry import get_method
-        from veridic.service import ServiceSettings, build_scorer, create_app
+        from veridic.service import ServiceSettings, create_app, load_service_scorer
         from veridic.service.logs import configure_json_logging
     except ImportError as exc:
         sys.stderr.write(f"error: {MissingDependencyError(exc.name or 'fastapi', extra='service', purpose='veridic serve')}\n")
@@ -82,10 +82,10 @@ def serve(
                                    express_tokens=express_tokens, max_claim_sentences=max_claim_sentences)
         configure_json_logging(log_level)
         load = dict(model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype, max_mc_samples=max_mc_samples)
-        scorer = build_scorer(cfg, **load)
+        scorer = load_service_scorer(cfg, **load)
         # Its own backend (reuse=False): the two model threads must not share a tokenizer or model object.
         # A model-free method has nothing to wait for, so it gets no second copy.
-        express = build_scorer(cfg, **load, reuse=False) if express_lane and get_method(cfg.method).needs_backend else None
+        express = load_service_scorer(cfg, **load, reuse=False) if express_lane and get_method(cfg.method).needs_backend else None
         detector = None
         if detect:
             from veridic.detect.cli import build_detector
@@ -96,7 +96,7 @@ def serve(
     except (VeridicError, OSError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise typer.Exit(code=2) from None
-    from veridic.service.server import serve_app
+    from veridic.serving import serve_app
 
     sys.stderr.write(f"veridic service: http://{host}:{port}/v1/health  (docs: /docs)\n")
     serve_app(app, host=host, port=port, header_timeout_s=settings.header_timeout_s, log_config=None, access_log=False, workers=1,

@@ -29,8 +29,6 @@ if typer is not None:
         """The spaCy pipeline, or exit 2 with the install hint (the commands need the spacy and train extras)."""
         try:
             import spacy
-
-            import veridic.train.data  # noqa: F401  (the 'train' extra: datasets readers)
         except ImportError as exc:
             sys.stderr.write(f"error: this needs the 'spacy' and 'train' extras ({exc.name} is missing): pip install 'veridic[train]'\n")
             raise typer.Exit(code=2) from exc
@@ -62,7 +60,7 @@ if typer is not None:
             raise typer.Exit(code=2)
         nlp = _load_spacy(spacy_model)
         from veridic.synth.corpus import build_contrast_corpus
-        from veridic.train.data import default_data_dir
+        from veridic.io.paths import default_data_dir
 
         try:
             summary = build_contrast_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp, seed=seed,
@@ -91,7 +89,7 @@ if typer is not None:
             raise typer.Exit(code=2)
         nlp = _load_spacy(spacy_model, disable=["parser", "lemmatizer"])  # NER only
         from veridic.synth.frames import build_frame_corpus
-        from veridic.train.data import default_data_dir
+        from veridic.io.paths import default_data_dir
 
         try:
             summary = build_frame_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp,

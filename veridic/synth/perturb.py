@@ -96,7 +96,7 @@ _NUMBER_WORDS = [
 _ORDINAL_WORDS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
 _SCALE_WORDS = {"thousand": "million", "million": "billion", "billion": "million", "hundred": "thousand"}
 
-from veridic.synth.lexicon import ANTONYMS as _ANTONYMS, NEG_CONTRACTIONS as _NEG_CONTRACTIONS  # noqa: E402
+from veridic.ling.lexicon import ANTONYMS as _ANTONYMS, NEG_CONTRACTIONS as _NEG_CONTRACTIONS  # noqa: E402
 _DO_SUPPORT = {"VBD": "did", "VBZ": "does", "VBP": "do"}
 
 _PAREN = re.compile(r"\s*(\([^()]{1,120}\)|\[[^\[\]]{1,120}\])")

@@ -26,6 +26,7 @@ from typing import Any
 
 from veridic.errors import DataFormatError, InputError
 from veridic.io import iter_jsonl
+from veridic.io.paths import default_data_dir
 
 __all__ = [
     "LABELS",
@@ -57,16 +58,6 @@ class Example:
     def to_dict(self) -> dict[str, Any]:
         return {"premise": self.premise, "hypothesis": self.hypothesis, "label": self.label,
                 "source": self.source, "augmented": self.augmented}
-
-
-def default_data_dir() -> Path:
-    """``$VERIDIC_DATA`` or ``../shared/data`` next to the repository root."""
-    import os
-
-    env = os.environ.get("VERIDIC_DATA")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def _hash_unit(*parts: str) -> float:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from veridic.nli.backend import cpu_supports_bf16  # re-exported: the trainer's precision choice
+from veridic.train.losses import nli_loss  # re-exported: the gold loss the trainer and distillation share
 from veridic.errors import ConfigError, InputError, did_you_mean
 from veridic.synth.corpus import HELD_BACK_FRACTION
 from veridic.train.backbones import BACKBONE_PREFIX, DEFAULT_BACKBONE, backbone_dir
@@ -369,7 +370,7 @@ def config_hash(cfg: TrainConfig) -> str:
     return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-# --------------------------------------------------------------------- helpers
+# --------------------------------------------------------------------- device, seeds, batches
 def resolve_device(device: str, *, check: bool = True) -> str:
     """``auto`` → ``cuda`` when available else ``cpu``; ``cuda`` without CUDA is an error.
 
@@ -440,25 +441,6 @@ def make_batches(lengths: list[int], *, batch_size: int, bucket_batches: int, se
         batches.extend(part[k: k + batch_size] for k in range(0, len(part), batch_size))
     rng.shuffle(batches)
     return batches
-
-
-def nli_loss(logits: Any, labels: Any, *, label_smoothing: float = 0.0) -> Any:
-    """Mean loss over a batch mixing 3-way labels (0/1/2) and 2-way ``not_entailment`` (3).
-
-    3-way rows: cross-entropy (optionally label-smoothed). 2-way rows:
-    ``-log(p_neutral + p_contradiction)``, i.e. the 3-way head is trained with
-    the only information the label carries.
-    """
-    import torch
-
-    logp = torch.log_softmax(logits.float(), dim=-1)
-    two_way = labels == 3
-    safe = torch.where(two_way, torch.zeros_like(labels), labels)
-    nll3 = -logp.gather(1, safe.unsqueeze(1)).squeeze(1)
-    if label_smoothing > 0:
-        nll3 = (1 - label_smoothing) * nll3 - label_smoothing * logp.mean(dim=-1)
-    nll2 = -torch.logsumexp(logp[:, 1:], dim=-1)
-    return torch.where(two_way, nll2, nll3).mean()
 
 
 # --------------------------------------------------------------------- trainer

@@ -1,4 +1,4 @@
-"""Run the service with uvicorn, closing connections whose request line and headers arrive too slowly.
+"""Run an ASGI app (the service, the annotation app) with uvicorn, closing connections whose request line and headers arrive too slowly.
 
 uvicorn (h11) waits for a request's headers as long as the client keeps
 the socket open, so 100 sockets that each send a header byte now and then

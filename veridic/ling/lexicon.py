@@ -70,7 +70,7 @@ _REVERSAL_PAIRS = [
     ("accepted", "rejected"), ("approved", "rejected"), ("supported", "opposed"), ("allowed", "banned"),
     ("defeated", "lost to"), ("exported", "imported"), ("lent", "borrowed"), ("gave", "received"),
     ("teaches", "learns from"), ("succeeded", "preceded"), ("inherited", "bequeathed"),
-    # Institutional acts and their undoing (issue 17): only verb forms, so nouns ("an issue", "a list") never flip.
+    # Institutional acts and their undoing: only verb forms, so nouns ("an issue", "a list") never flip.
     ("issued", "revoked"), ("issues", "revokes"), ("released", "recalled"), ("listed", "delisted"),
     ("founded", "dissolved"), ("winning", "losing"),
 ]

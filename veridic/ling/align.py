@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from veridic.synth import ANTONYMS as _ANTONYMS, NEG_CONTRACTIONS as _NEG_CONTRACTIONS  # one lexicon for generator and detector
+from veridic.ling.lexicon import ANTONYMS as _ANTONYMS, NEG_CONTRACTIONS as _NEG_CONTRACTIONS  # one lexicon for generator and detector
 
 __all__ = [
     "EntityMatch",

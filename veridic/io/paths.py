@@ -1,0 +1,22 @@
+"""Where veridic looks for the annotated data it is evaluated and trained on.
+
+>>> import os
+>>> os.environ["VERIDIC_DATA"] = "/data/veridic"
+>>> str(default_data_dir()), str(default_data_dir("bench"))
+('/data/veridic', '/data/veridic/bench')
+>>> del os.environ["VERIDIC_DATA"]
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["default_data_dir"]
+
+
+def default_data_dir(*parts: str) -> Path:
+    """``$VERIDIC_DATA`` if set, else ``../shared/data`` beside the repository root; ``parts`` are joined on."""
+    env = os.environ.get("VERIDIC_DATA")
+    base = Path(env).expanduser() if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+    return base.joinpath(*parts)

@@ -1,0 +1,64 @@
+"""Where a model reference points: the embedded model, a folder, an installed package or a hub id.
+
+>>> resolve_model_path(None)[1]
+'embedded'
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import importlib.util
+from pathlib import Path
+
+from veridic.errors import ModelLoadError
+
+__all__ = ["EMBEDDED_MODEL_NAME", "KNOWN_CHECKPOINTS", "embedded_model_path", "resolve_model_path"]
+
+EMBEDDED_MODEL_NAME = "veridic-nli-minilm-l6"
+
+#: Real checkpoints users with a model hub can point veridic at.
+KNOWN_CHECKPOINTS = {
+    "juliussteen/DeBERTa-v3-FaithAug": "paper 004's model (DeBERTa-v3-large + dialogue augmentation), MIT",
+    "MoritzLaurer/DeBERTa-v3-large-mnli-fever-anli-ling-wanli": "paper 004's Base NLI model",
+    "vectara/hallucination_evaluation_model": "HHEM-2.1-open (2-way; needs trust_remote_code)",
+}
+
+
+def embedded_model_path() -> Path:
+    """Folder of the model shipped inside the package (may not exist in a dev checkout)."""
+    return Path(str(importlib.resources.files("veridic"))) / "models" / EMBEDDED_MODEL_NAME
+
+
+def resolve_model_path(model: str | Path | None) -> tuple[str | Path, str]:
+    """Turn a user's model reference into something ``from_pretrained`` loads.
+
+    Order: ``None``/``"embedded"`` → the shipped model; an existing directory;
+    an installed Python package holding a model folder (``pkg`` or
+    ``pkg/model``); otherwise a hub id (loaded through the same
+    ``from_pretrained`` code path, offline if ``HF_HUB_OFFLINE=1``).
+    Returns ``(path_or_id, kind)`` with kind in {embedded, directory, package, hub}.
+    """
+    if model is None or str(model) in ("embedded", EMBEDDED_MODEL_NAME):
+        path = embedded_model_path()
+        if not (path / "config.json").exists():
+            raise ModelLoadError(
+                f"The embedded NLI model is missing: expected {path}/config.json. "
+                "Reinstall veridic (pip install -e .) from a full clone, or pass a model directory with --model / model=."
+            )
+        return path, "embedded"
+    p = Path(str(model)).expanduser()
+    if p.is_dir():
+        if not (p / "config.json").exists():
+            raise ModelLoadError(f"{str(p)!r} is a directory but holds no config.json; point at a folder written by save_pretrained().")
+        return p, "directory"
+    name = str(model)
+    if name.isidentifier() or all(part.isidentifier() for part in name.split(".")):
+        spec = importlib.util.find_spec(name.split(".")[0]) if "." not in name else None
+        if spec is not None and spec.submodule_search_locations:
+            base = Path(list(spec.submodule_search_locations)[0])
+            for cand in (base, base / "model"):
+                if (cand / "config.json").exists():
+                    return cand, "package"
+    if p.suffix or name.startswith((".", "/", "~")):
+        raise ModelLoadError(f"Model path {name!r} does not exist.")
+    return name, "hub"
