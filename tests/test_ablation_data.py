@@ -90,10 +90,10 @@ def test_west_zs_is_what_the_authors_script_feeds_the_model():
     """score_zeroshot_gpt2.py: encode "{g}\\n" / "{c}\\n", decode, then format with "{}\\n" again."""
     lm = DummyLM()  # byte tokenizer: decode(encode(x)) == x, like GPT-2 on plain text
     g, c, y = "Four miners were stuck.", "The mine collapsed.", "Four miners were freed."
-    gnd = lm.tok_decode(lm.tok_encode("{}\n".format(g)))  # get_truncated_inputs_gpt2_zs
-    ctxt = lm.tok_decode(lm.tok_encode("{}\n".format(c)))
-    script_input = "{}\n".format(gnd) + "{}\n".format(ctxt)  # tokenize_for_gpt2_zs: precontext + context
-    script_target = "{}\n".format(y)
+    gnd = lm.tok_decode(lm.tok_encode(f"{g}\n"))  # get_truncated_inputs_gpt2_zs
+    ctxt = lm.tok_decode(lm.tok_encode(f"{c}\n"))
+    script_input = f"{gnd}\n" + f"{ctxt}\n"  # tokenize_for_gpt2_zs: precontext + context
+    script_target = f"{y}\n"
     fp = fit_to_window(backend=lm, template=get_template("west-zs"), grounding=g, context=c, target=y)
     assert (fp.prompt, fp.continuation) == (script_input, script_target)
     assert fit_to_window(backend=lm, template=get_template("single-newline"), grounding=g, context=c, target=y).prompt != script_input

@@ -47,7 +47,7 @@ def _invoke(*args: str):
 
 def test_bench_overlap_end_to_end(data, tmp_path):
     out = tmp_path / "r"
-    ids = [json.loads(l)["id"] for f in sorted(data.glob("*.jsonl")) for l in f.read_text().splitlines()]
+    ids = [json.loads(line)["id"] for f in sorted(data.glob("*.jsonl")) for line in f.read_text().splitlines()]
     scores = tmp_path / "published.csv"
     scores.write_text("id,score\n" + "".join(f"{i},{0.5 if '-g' in i else 0.4}\n" for i in ids), encoding="utf-8")
     r = _invoke("--data", str(data), "--scorer", "overlap", "--scorer", "overlap-bigram", "--scores", str(scores),

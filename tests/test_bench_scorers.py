@@ -9,8 +9,8 @@ import pytest
 
 from veridic import ScorerConfig, build_scorer
 from veridic.bench.scorers import get_scorer_spec, load_external_scores, scorer_names
-from veridic.overlap import OverlapScorer
 from veridic.errors import ConfigError, DataFormatError, InputError, RegistryError
+from veridic.overlap import OverlapScorer
 
 
 def test_registry_lists_model_and_model_free_scorers():

@@ -116,7 +116,7 @@ def test_batching_does_not_change_numbers(lm):
 
 def test_next_token_logprobs_match_loglikelihood(lm):
     dists = lm.next_token_logprobs(REQS)
-    for req, d, res in zip(REQS, dists, lm.loglikelihood(REQS)):
+    for d, res in zip(dists, lm.loglikelihood(REQS)):
         assert d.shape == (len(res.token_ids), lm.vocab_size)
         assert np.allclose(np.exp(d).sum(axis=1), 1.0, atol=1e-4)
         assert d[np.arange(len(res.token_ids)), list(res.token_ids)].sum() == pytest.approx(res.logprob, abs=1e-4)

@@ -3,7 +3,7 @@ import pytest
 from fakes import FakeNLIBackend as WordBackend
 
 from veridic import ScorerConfig, build_scorer
-from veridic.errors import ConfigError, RegistryError, InputError
+from veridic.errors import ConfigError, InputError, RegistryError
 
 # These tests exercise the model path, so verbatim support (a claim sentence copied from the source is entailed
 # without asking the model) is off; tests/test_structure_check.py covers it.

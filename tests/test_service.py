@@ -234,8 +234,8 @@ def test_threads_hitting_the_sync_client(client):
 
 
 def test_per_request_options_change_the_scorer_and_unknown_ones_are_422(client, scorer, tiny_backend):
-    from veridic.config import ScorerConfig
     from veridic import build_scorer
+    from veridic.config import ScorerConfig
 
     pair = PAIRS[3]
     r = client.post("/v1/score", json={"pairs": [pair], "options": {"granularity": "document"}})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 try:
     import click
@@ -132,15 +132,15 @@ if typer is not None:
     @app.command("score")
     @O.with_scorer_flags
     def score_cmd(
-        source: Annotated[Optional[str], typer.Option("--source", "-s", help="Source text (inline, never read as a path; @FILE reads a file).")] = None,
-        claim: Annotated[Optional[str], typer.Option("--claim", "-c", help="Claim text (inline; @FILE reads a file).")] = None,
-        context: Annotated[Optional[str], typer.Option("--context", help="Dialogue history the claim responds to (inline; @FILE reads a file).")] = None,
-        source_file: Annotated[Optional[Path], typer.Option("--source-file", help="Read the source from this UTF-8 file ('-' = stdin).")] = None,
-        claim_file: Annotated[Optional[Path], typer.Option("--claim-file", help="Read the claim from this UTF-8 file ('-' = stdin).")] = None,
-        input: Annotated[Optional[str], typer.Option("--input", "-i", help="Pairs file (.jsonl/.csv/.tsv/.parquet) in the benchmark schema; '-' = stdin (with --format).")] = None,
-        output: Annotated[Optional[str], typer.Option("--output", "-o", help="Scored rows (format from the suffix); '-' = stdout (with --format). One pair: write its JSON verdict here.")] = None,
-        fmt: Annotated[Optional[str], typer.Option("--format", "-f", help="Format of '-' input/output: jsonl, csv or tsv.")] = None,
-        limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Score only the first N rows of --input.")] = None,
+        source: Annotated[str | None, typer.Option("--source", "-s", help="Source text (inline, never read as a path; @FILE reads a file).")] = None,
+        claim: Annotated[str | None, typer.Option("--claim", "-c", help="Claim text (inline; @FILE reads a file).")] = None,
+        context: Annotated[str | None, typer.Option("--context", help="Dialogue history the claim responds to (inline; @FILE reads a file).")] = None,
+        source_file: Annotated[Path | None, typer.Option("--source-file", help="Read the source from this UTF-8 file ('-' = stdin).")] = None,
+        claim_file: Annotated[Path | None, typer.Option("--claim-file", help="Read the claim from this UTF-8 file ('-' = stdin).")] = None,
+        input: Annotated[str | None, typer.Option("--input", "-i", help="Pairs file (.jsonl/.csv/.tsv/.parquet) in the benchmark schema; '-' = stdin (with --format).")] = None,
+        output: Annotated[str | None, typer.Option("--output", "-o", help="Scored rows (format from the suffix); '-' = stdout (with --format). One pair: write its JSON verdict here.")] = None,
+        fmt: Annotated[str | None, typer.Option("--format", "-f", help="Format of '-' input/output: jsonl, csv or tsv.")] = None,
+        limit: Annotated[int | None, typer.Option("--limit", min=1, help="Score only the first N rows of --input.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="One pair: print the verdict as JSON.")] = False,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary line.")] = False,
         scorer_flags: dict[str, Any] | None = None,
@@ -150,7 +150,7 @@ if typer is not None:
         dtype: O.Dtype = "auto",
         batch_size: O.BatchSize = 32,
         engine: Annotated[str, typer.Option("--engine", help="For --input: 'local' (this process) or 'ray' (Ray Data actor pool; resumable).")] = "local",
-        ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="--engine ray: address of an existing Ray cluster (default: start a local one).")] = None,
+        ray_address: Annotated[str | None, typer.Option("--ray-address", help="--engine ray: address of an existing Ray cluster (default: start a local one).")] = None,
         actors: Annotated[int, typer.Option("--actors", min=1, help="--engine ray: actors, each loading the model once.")] = 2,
     ) -> None:
         """Score a claim against a source, or every row of a file."""
@@ -319,8 +319,8 @@ if typer is not None:
     @export_app.command("onnx")
     def export_onnx_cmd(
         model: O.Model = None,
-        output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Output folder.")] = None,
-        out_dir: Annotated[Optional[Path], typer.Option("--out", hidden=True, help="Deprecated spelling of --output.")] = None,
+        output: Annotated[Path | None, typer.Option("--output", "-o", help="Output folder.")] = None,
+        out_dir: Annotated[Path | None, typer.Option("--out", hidden=True, help="Deprecated spelling of --output.")] = None,
         quantize: Annotated[bool, typer.Option(help="Also write a per-channel int8 copy (model.int8.onnx).")] = True,
         device: O.Device = "cpu",
     ) -> None:
@@ -341,12 +341,12 @@ if typer is not None:
     @train_app.command("nli")
     def train_nli_cmd(
         config: Annotated[Path, typer.Option("--config", help="Training config (YAML).")] = Path("configs/nli-minilm.yaml"),
-        output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Run folder: checkpoints, logs and the final model.")] = None,
-        out_dir: Annotated[Optional[Path], typer.Option("--out", hidden=True, help="Deprecated spelling of --output.")] = None,
-        data_dir: Annotated[Optional[Path], typer.Option("--data", help="Folder of NLI data (default: ../shared/data or $VERIDIC_DATA).")] = None,
-        max_minutes: Annotated[Optional[float], typer.Option("--max-minutes", help="Stop cleanly (checkpoint + export) after this many minutes.")] = None,
+        output: Annotated[Path | None, typer.Option("--output", "-o", help="Run folder: checkpoints, logs and the final model.")] = None,
+        out_dir: Annotated[Path | None, typer.Option("--out", hidden=True, help="Deprecated spelling of --output.")] = None,
+        data_dir: Annotated[Path | None, typer.Option("--data", help="Folder of NLI data (default: ../shared/data or $VERIDIC_DATA).")] = None,
+        max_minutes: Annotated[float | None, typer.Option("--max-minutes", help="Stop cleanly (checkpoint + export) after this many minutes.")] = None,
         resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in --output if there is one.")] = True,
-        device: Annotated[Optional[str], typer.Option("--device", help="auto | cpu | cuda | cuda:N (default: the config's runtime.device, auto). bf16 autocast on CUDA.")] = None,
+        device: Annotated[str | None, typer.Option("--device", help="auto | cpu | cuda | cuda:N (default: the config's runtime.device, auto). bf16 autocast on CUDA.")] = None,
     ) -> None:
         """Train the NLI model (seeded, checkpointed, resumable)."""
         target = output or out_dir

@@ -13,7 +13,7 @@ literal leading ``@``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -40,28 +40,28 @@ def parse_bf16(value: str) -> bool | None:
 _SCORER = "Scorer options"
 _MODEL = "Model options"
 
-Config = Annotated[Optional[Path], typer.Option("--config", metavar="FILE", rich_help_panel=_SCORER,
+Config = Annotated[Path | None, typer.Option("--config", metavar="FILE", rich_help_panel=_SCORER,
                                                 help="ScorerConfig as JSON or YAML (its fields: method, mc_samples, ...); flags override it.")]
-Method = Annotated[Optional[str], typer.Option("--method", rich_help_panel=_SCORER,
+Method = Annotated[str | None, typer.Option("--method", rich_help_panel=_SCORER,
                                                help="'hybrid' (default: e-c + lexical signals; score = P(faithful)), 'e-c', 'e', 'overlap' or a registered name such as 'e-c-doc'.")]
-McSamples = Annotated[Optional[int], typer.Option("--mc-samples", rich_help_panel=_SCORER, help="Monte-Carlo dropout samples (0 = off; paper 004 uses 15; torch backend only).")]
-Granularity = Annotated[Optional[str], typer.Option("--granularity", rich_help_panel=_SCORER, help="'sentence' (claim sentences vs source windows) or 'document' (whole claim vs chunks).")]
-SourceAgg = Annotated[Optional[str], typer.Option("--source-aggregation", rich_help_panel=_SCORER, help="Window per claim piece: max or first.")]
-ClaimAgg = Annotated[Optional[str], typer.Option("--claim-aggregation", "--aggregation", rich_help_panel=_SCORER, help="How claim sentences are pooled: mean, min or softmin.")]
-WindowSentences = Annotated[Optional[int], typer.Option("--window-sentences", rich_help_panel=_SCORER, help="Consecutive source sentences per window.")]
-MaxWindows = Annotated[Optional[int], typer.Option("--max-windows", rich_help_panel=_SCORER, help="Windows kept per claim sentence, most word overlap first (0 = all).")]
-WholeSource = Annotated[Optional[bool], typer.Option("--whole-source/--no-whole-source", rich_help_panel=_SCORER,
+McSamples = Annotated[int | None, typer.Option("--mc-samples", rich_help_panel=_SCORER, help="Monte-Carlo dropout samples (0 = off; paper 004 uses 15; torch backend only).")]
+Granularity = Annotated[str | None, typer.Option("--granularity", rich_help_panel=_SCORER, help="'sentence' (claim sentences vs source windows) or 'document' (whole claim vs chunks).")]
+SourceAgg = Annotated[str | None, typer.Option("--source-aggregation", rich_help_panel=_SCORER, help="Window per claim piece: max or first.")]
+ClaimAgg = Annotated[str | None, typer.Option("--claim-aggregation", "--aggregation", rich_help_panel=_SCORER, help="How claim sentences are pooled: mean, min or softmin.")]
+WindowSentences = Annotated[int | None, typer.Option("--window-sentences", rich_help_panel=_SCORER, help="Consecutive source sentences per window.")]
+MaxWindows = Annotated[int | None, typer.Option("--max-windows", rich_help_panel=_SCORER, help="Windows kept per claim sentence, most word overlap first (0 = all).")]
+WholeSource = Annotated[bool | None, typer.Option("--whole-source/--no-whole-source", rich_help_panel=_SCORER,
                                                      help="Also judge each claim sentence against the whole source when it fits the model.")]
-StructureCheck = Annotated[Optional[bool], typer.Option("--structure-check/--no-structure-check", rich_help_panel=_SCORER,
+StructureCheck = Annotated[bool | None, typer.Option("--structure-check/--no-structure-check", rich_help_panel=_SCORER,
                                                         help="Judge a claim sentence a contradiction when the parse shows two arguments in exchanged roles "
                                                              "or a reversed predicate ('YouTube acquired Google' vs 'Google acquired YouTube'); on by default.")]
-VerbatimSupport = Annotated[Optional[bool], typer.Option("--verbatim-support/--no-verbatim-support", rich_help_panel=_SCORER,
+VerbatimSupport = Annotated[bool | None, typer.Option("--verbatim-support/--no-verbatim-support", rich_help_panel=_SCORER,
                                                          help="A claim sentence that repeats a source sentence word for word is entailed, whatever the model says; on by default.")]
-ContextMode = Annotated[Optional[str], typer.Option("--context-mode", rich_help_panel=_SCORER, help="'ignore' or 'premise' (prepend the dialogue context to the source).")]
-Threshold = Annotated[Optional[float], typer.Option("--threshold", rich_help_panel=_SCORER, help="Decision threshold on the verdict-score scale (default: the method's).")]
-AbstainAbove = Annotated[Optional[float], typer.Option("--abstain-above", rich_help_panel=_SCORER, help="Label 'abstain' when the MC-dropout std exceeds this (needs --mc-samples).")]
-Seed = Annotated[Optional[int], typer.Option("--seed", rich_help_panel=_SCORER, help="Seed of Monte-Carlo dropout.")]
-HybridWeights = Annotated[Optional[Path], typer.Option("--hybrid-weights", metavar="FILE", rich_help_panel=_SCORER, help="hybrid.json to use instead of the model's own.")]
+ContextMode = Annotated[str | None, typer.Option("--context-mode", rich_help_panel=_SCORER, help="'ignore' or 'premise' (prepend the dialogue context to the source).")]
+Threshold = Annotated[float | None, typer.Option("--threshold", rich_help_panel=_SCORER, help="Decision threshold on the verdict-score scale (default: the method's).")]
+AbstainAbove = Annotated[float | None, typer.Option("--abstain-above", rich_help_panel=_SCORER, help="Label 'abstain' when the MC-dropout std exceeds this (needs --mc-samples).")]
+Seed = Annotated[int | None, typer.Option("--seed", rich_help_panel=_SCORER, help="Seed of Monte-Carlo dropout.")]
+HybridWeights = Annotated[Path | None, typer.Option("--hybrid-weights", metavar="FILE", rich_help_panel=_SCORER, help="hybrid.json to use instead of the model's own.")]
 
 #: The scorer flags, by ScorerConfig field (plus --config): what ``with_scorer_flags`` adds to a command.
 SCORER_FLAGS = {
@@ -96,7 +96,7 @@ def with_scorer_flags(fn):
     return command
 
 
-Model = Annotated[Optional[str], typer.Option("--model", "-m", rich_help_panel=_MODEL, help="Model directory, installed package or hub id (default: the embedded model).")]
+Model = Annotated[str | None, typer.Option("--model", "-m", rich_help_panel=_MODEL, help="Model directory, installed package or hub id (default: the embedded model).")]
 Backend = Annotated[str, typer.Option("--backend", rich_help_panel=_MODEL, help="'auto' (ONNX int8 on the CPU when the model has an int8 export and no --mc-samples is asked for, else torch), "
                                                  "'torch', 'onnx' or 'dummy' (a word-overlap stand-in for tests and examples).")]
 Device = Annotated[str, typer.Option("--device", rich_help_panel=_MODEL, help="auto (CUDA when present), cpu, cuda or cuda:N.")]

@@ -96,7 +96,7 @@ def main() -> None:
         model.train()
         opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
 
-        def step(b):
+        def step(b, dtype=dtype, opt=opt):
             if dtype == "bfloat16":
                 with torch.autocast("cpu", dtype=torch.bfloat16):
                     logits = model(**b).logits

@@ -46,12 +46,12 @@ def main() -> None:
     for dtype in args.dtypes.split(","):
         b = load_backend(args.model, kind="torch", dtype=dtype, batch_size=16)
         b.predict(srcs[:8], clms[:8])  # warm-up
-        _, dt = _timed(lambda: b.predict(srcs, clms))
+        _, dt = _timed(lambda b=b: b.predict(srcs, clms))
         dtype = b.dtype  # what "auto" resolved to on this CPU
         results.append({"config": f"veridic torch {dtype}, raw pairs (truncated to {b.max_length})", "n": len(srcs), "seconds": round(dt, 2), "pairs_per_s": round(len(srcs) / dt, 2)})
         print(json.dumps(results[-1]), flush=True)
         sc = build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=b)
-        _, dt = _timed(lambda: sc.score(sources=srcs, claims=clms))
+        _, dt = _timed(lambda sc=sc: sc.score(sources=srcs, claims=clms))
         results.append({"config": f"veridic torch {dtype}, sentence-level e-c scorer", "n": len(srcs), "seconds": round(dt, 2), "examples_per_s": round(len(srcs) / dt, 2)})
         print(json.dumps(results[-1]), flush=True)
 

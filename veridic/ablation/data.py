@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from veridic.io.paths import default_data_dir
 from veridic.errors import DataFormatError, InputError
+from veridic.io.paths import default_data_dir
 from veridic.io.records import read_records
 
 __all__ = [

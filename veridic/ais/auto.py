@@ -28,11 +28,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from veridic.ais.stats import ItemVotes, Judgment, consensus, expert_agreement
-from veridic.config import ScorerConfig
+from veridic.config import ScorerConfig, resolve_config
 from veridic.errors import ConfigError, InputError
-from veridic.nli.backend import NLIBackend
-from veridic.config import resolve_config
 from veridic.factory import build_scorer
+from veridic.nli.backend import NLIBackend
 
 __all__ = ["AutoAIS", "auto_agreement"]
 

@@ -18,7 +18,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -30,7 +30,7 @@ app = typer.Typer(help="AIS human evaluation (paper 003): annotation app, agreem
 annotator_app = typer.Typer(help="Manage annotators.", no_args_is_help=True)
 app.add_typer(annotator_app, name="annotator")
 
-DbOpt = Annotated[Optional[str], typer.Option("--db", help="SQLAlchemy URL or SQLite file (default: $VERIDIC_AIS_DB or ais.sqlite).")]
+DbOpt = Annotated[str | None, typer.Option("--db", help="SQLAlchemy URL or SQLite file (default: $VERIDIC_AIS_DB or ais.sqlite).")]
 
 
 def _fail(exc: Exception) -> None:
@@ -44,10 +44,10 @@ def _db(db: str | None) -> str:
 
 @app.command("report")
 def report_cmd(
-    ratings: Annotated[Optional[Path], typer.Option("--ratings", help="Released AIS ratings (ann_*.csv).")] = None,
+    ratings: Annotated[Path | None, typer.Option("--ratings", help="Released AIS ratings (ann_*.csv).")] = None,
     db: DbOpt = None,
-    project: Annotated[Optional[str], typer.Option("--project", help="Project in --db to report on.")] = None,
-    sampled: Annotated[Optional[int], typer.Option("--sampled", help="Items drawn per system; missing ones count as not interpretable (QReCC release: 200).")] = None,
+    project: Annotated[str | None, typer.Option("--project", help="Project in --db to report on.")] = None,
+    sampled: Annotated[int | None, typer.Option("--sampled", help="Items drawn per system; missing ones count as not interpretable (QReCC release: 200).")] = None,
     n_resamples: Annotated[int, typer.Option("--n-resamples", help="Permutations per significance test.")] = 10_000,
     seed: int = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -195,8 +195,8 @@ def serve_cmd(
     port: Annotated[int, typer.Option("--port", help="TCP port (default 8100; `veridic serve` uses 8000).")] = DEFAULT_PORT,
     secure_cookies: Annotated[bool, typer.Option("--secure-cookies", help="Mark the session cookie Secure (browsers send it over HTTPS only); use behind TLS.")] = False,
     session_hours: Annotated[float, typer.Option("--session-hours", help="A login expires after this many hours.")] = 12.0,
-    trusted_origin: Annotated[Optional[list[str]], typer.Option("--trusted-origin", help="Another origin allowed to POST (e.g. a reverse proxy's https://ais.example.org); repeatable.")] = None,
-    secret: Annotated[Optional[str], typer.Option("--secret", hidden=True, help="Ignored: sessions are stored in the database, so no signing key is needed.")] = None,
+    trusted_origin: Annotated[list[str] | None, typer.Option("--trusted-origin", help="Another origin allowed to POST (e.g. a reverse proxy's https://ais.example.org); repeatable.")] = None,
+    secret: Annotated[str | None, typer.Option("--secret", hidden=True, help="Ignored: sessions are stored in the database, so no signing key is needed.")] = None,
     forwarded_allow_ips: Annotated[str, typer.Option("--forwarded-allow-ips",
                                                      help="Comma-separated addresses of reverse proxies whose X-Forwarded-For names the client "
                                                           "(the login throttle counts per client address). Default: none, so the header is ignored; '*' trusts anyone.")] = "",
@@ -207,7 +207,7 @@ def serve_cmd(
 ) -> None:
     """Run the annotation web app (uvicorn); prints the URL to open."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401 - checked here so a missing extra gets the install hint
     except ImportError:
         _fail(VeridicError("veridic ais serve needs uvicorn: pip install 'veridic[ais]'"))
     from veridic.ais.web import bound_malloc, create_app
@@ -235,8 +235,8 @@ def serve_cmd(
 def auto_cmd(
     project: Annotated[str, typer.Option("--project")],
     db: DbOpt = None,
-    threshold: Annotated[Optional[float], typer.Option("--threshold", help="Score above which AutoAIS says attributable (default: the scorer's).")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="NLI model (default: the embedded one).")] = None,
+    threshold: Annotated[float | None, typer.Option("--threshold", help="Score above which AutoAIS says attributable (default: the scorer's).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="NLI model (default: the embedded one).")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """AutoAIS: veridic's NLI scorer as a stage-2 rater; agreement with the human consensus."""

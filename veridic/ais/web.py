@@ -51,15 +51,16 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as _PoolTimeout
 from pathlib import Path
-from urllib.parse import urlsplit
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from veridic.ais.store import FLAG_REASONS, StageError, Store
 from veridic.ais.throttle import LoginThrottle, Ticket
 from veridic.errors import ConfigError, InputError, MissingDependencyError
 
 try:
-    from fastapi import Depends, FastAPI, Form, HTTPException, Path as PathParam, Request
+    from fastapi import Depends, FastAPI, Form, HTTPException, Request
+    from fastapi import Path as PathParam
     from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
     from fastapi.templating import Jinja2Templates
     from pydantic import BaseModel, Field

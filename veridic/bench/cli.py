@@ -15,15 +15,15 @@ from typing import Annotated, Any
 
 import typer
 
+from veridic import cli_options as O
 from veridic.bench.cache import ScoreCache, default_cache_dir, nli_cache_path
 from veridic.bench.datasets import load_datasets
 from veridic.bench.report import write_report
 from veridic.bench.runner import run_benchmark
 from veridic.bench.scorers import get_scorer_spec, load_external_scores
 from veridic.config import resolve_config
-from veridic.factory import build_scorer
-from veridic import cli_options as O
 from veridic.errors import ConfigError, RegistryError, VeridicError
+from veridic.factory import build_scorer
 
 __all__ = ["bench", "main"]
 

@@ -46,8 +46,8 @@ from veridic.bench.metrics import (
     threshold_metrics,
 )
 from veridic.bench.scorers import ExternalScores
-from veridic.types import Scorer
 from veridic.errors import ConfigError, InputError, RegistryError, VeridicError, did_you_mean
+from veridic.types import Scorer
 
 __all__ = [
     "BenchResult",

@@ -338,7 +338,7 @@ def report(
             written[task] = write_report(rep, out_dir=target, command=command, figures=figures)
     except VeridicError as exc:
         _fail(exc)
-    for task, paths in written.items():
+    for paths in written.values():
         typer.echo(paths["json"].read_text() if as_json else paths["markdown"].read_text())
 
 

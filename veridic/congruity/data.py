@@ -298,7 +298,7 @@ def load_pomo(*, split: str = "test", data_dir: str | Path | None = None, limit:
         by_article[r[8].rsplit(":", 1)[0]].append(i)
     find_mentions = _mention_finder(wiki)
     out: list[CongruityExample] = []
-    for i, r in enumerate(rows):
+    for r in rows:
         _wo, entity, pm, sent, qid, prev, nxt, rel, info = r
         context = _slot(sent, entity, pm)
         if context is None or context.count(MASK) != 1 or not pm.strip():

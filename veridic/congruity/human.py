@@ -140,7 +140,9 @@ def analyze_ratings(*, pairs: Sequence[Mapping[str, Any]], ratings: Sequence[Map
 
     gp, dp = np.array(gold_pref), np.array(dis_pref)
     p = float(ttest_rel(gp, dp).pvalue) if len(gp) > 1 and np.any(gp != dp) else math.nan
-    se = lambda x: float(x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else math.nan
+    def se(x: np.ndarray) -> float:
+        return float(x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else math.nan
+
     return RatingAnalysis(
         n_pairs=len(full), n_raters_per_pair=k, fleiss_kappa=kappa, mean_gold=float(gp.mean()), mean_distractor=float(dp.mean()),
         se_gold=se(gp), se_distractor=se(dp), cohens_d=cohens_d(gp, dp), p_paired_t=p, majority_agreement=float(np.mean(agree)),

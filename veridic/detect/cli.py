@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 try:
     import typer
@@ -35,8 +35,8 @@ if typer is not None:
     # defaults (HallucinationDetector), so the tuned values live in one place.
     PhraseSpans = Annotated[bool, typer.Option("--phrase-spans/--sentence-spans", help="Mark the unsupported phrases of a sentence (default), or whole sentences. Phrases: in a sentence the NLI does not entail, the phrases whose deletion leaves an entailed remainder (one more NLI call per phrase), else the words the evidence lacks, each edit removing the smallest phrase or the sentence that holds them.")]
     PhraseScope = Annotated[str, typer.Option(help="With --phrase-spans: search every sentence the NLI does not entail (not-entailed) or only flagged ones (flagged).")]
-    PhraseMaxE = Annotated[Optional[float], typer.Option(help="With --phrase-spans: search a sentence no check flagged only when its entailment probability is at most this (default: the detector's; 1.0: always).")]
-    PhraseMinGain = Annotated[Optional[float], typer.Option(help="With --phrase-spans: in a sentence no check flagged, mark a phrase only when deleting it raises entailment by at least this (default: the detector's; 0: any gain).")]
+    PhraseMaxE = Annotated[float | None, typer.Option(help="With --phrase-spans: search a sentence no check flagged only when its entailment probability is at most this (default: the detector's; 1.0: always).")]
+    PhraseMinGain = Annotated[float | None, typer.Option(help="With --phrase-spans: in a sentence no check flagged, mark a phrase only when deleting it raises entailment by at least this (default: the detector's; 0: any gain).")]
 
 __all__ = ["app", "build_detector"]
 
@@ -58,8 +58,8 @@ def build_detector(*, config: Any = None, model: str | None = None, backend: str
     """
     import spacy
 
-    from veridic.factory import load_scorer
     from veridic.detect.detector import HallucinationDetector
+    from veridic.factory import load_scorer
 
     scorer = load_scorer(config if config is not None else DETECTOR_CONFIG, model=model, backend=backend, batch_size=batch_size,
                          device=device, dtype=dtype)
@@ -108,12 +108,12 @@ if typer is not None:
     @O.with_scorer_flags
     def detect_cmd(
         ctx: typer.Context,
-        passage: Optional[str] = typer.Option(None, "--passage", "--claim", "-p", help="Text to check (inline, never read as a path; @FILE reads a file)."),
-        evidence: Optional[str] = typer.Option(None, "--evidence", "--source", "-e", help="Evidence text (inline; @FILE reads a file)."),
-        passage_file: Optional[Path] = typer.Option(None, "--passage-file", "--claim-file", help="Read the passage from this UTF-8 file."),
-        evidence_file: Optional[Path] = typer.Option(None, "--evidence-file", "--source-file", help="Read the evidence from this UTF-8 file."),
-        index: Optional[str] = typer.Option(None, "--index", help="Evidence index folder (veridic index build), used without --evidence."),
-        query: Optional[str] = typer.Option(None, "--query", help="Retrieval query (default: the passage)."),
+        passage: str | None = typer.Option(None, "--passage", "--claim", "-p", help="Text to check (inline, never read as a path; @FILE reads a file)."),
+        evidence: str | None = typer.Option(None, "--evidence", "--source", "-e", help="Evidence text (inline; @FILE reads a file)."),
+        passage_file: Path | None = typer.Option(None, "--passage-file", "--claim-file", help="Read the passage from this UTF-8 file."),
+        evidence_file: Path | None = typer.Option(None, "--evidence-file", "--source-file", help="Read the evidence from this UTF-8 file."),
+        index: str | None = typer.Option(None, "--index", help="Evidence index folder (veridic index build), used without --evidence."),
+        query: str | None = typer.Option(None, "--query", help="Retrieval query (default: the passage)."),
         k: int = typer.Option(5, help="Passages to retrieve (plus the entity-matched document)."),
         rerank: bool = typer.Option(False, "--rerank", help="Rerank retrieved passages with the NLI model."),
         phrase_spans: PhraseSpans = True,
@@ -124,8 +124,8 @@ if typer is not None:
         as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
         tagged: bool = typer.Option(False, "--tagged", help="Print the FAVA tagged passage only."),
         fmt: str = typer.Option("text", "--format", "-f", help="text | json | fava (tagged passage) | html (a self-contained page)."),
-        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of standard output."),
-        scorer_flags: Optional[dict] = None,
+        output: Path | None = typer.Option(None, "--output", "-o", help="Write to this file instead of standard output."),
+        scorer_flags: dict | None = None,
     ) -> None:
         """Detect hallucinations in a passage against evidence (or an index)."""
         if ctx.invoked_subcommand is not None:
@@ -185,14 +185,14 @@ if typer is not None:
     @bench_app.command("synthetic")
     def bench_synthetic(
         pomo: Path = typer.Option(Path("../shared/data/pomo/test.pm.zip"), help="PoMo rows to build passages from."),
-        exclude_from: Optional[Path] = typer.Option(None, help="A training run's synthetic.jsonl.gz: its documents are left out."),
+        exclude_from: Path | None = typer.Option(None, help="A training run's synthetic.jsonl.gz: its documents are left out."),
         per_kind: int = typer.Option(60, help="Synthetic pairs per kind before grouping into passages."),
         max_docs: int = typer.Option(3000, help="PoMo rows to read."),
         seed: int = typer.Option(0),
-        model: Optional[str] = typer.Option(None, "--model", "-m"),
+        model: str | None = typer.Option(None, "--model", "-m"),
         phrase_spans: PhraseSpans = True,
-        out: Optional[Path] = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
-        save_examples: Optional[Path] = typer.Option(None, help="Write the generated passages (JSONL) here."),
+        out: Path | None = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
+        save_examples: Path | None = typer.Option(None, help="Write the generated passages (JSONL) here."),
     ) -> None:
         """Per-type and binary F1 (paper 002 eq. 1-3) on synthetic typed passages."""
         import spacy
@@ -220,16 +220,16 @@ if typer is not None:
 
     @bench_app.command("suite")
     def bench_suite(
-        data: Optional[Path] = typer.Option(None, help="Contrast-suite JSONL (default: the copy shipped in veridic/detect/data)."),
-        model: Optional[str] = typer.Option(None, "--model", "-m"),
+        data: Path | None = typer.Option(None, help="Contrast-suite JSONL (default: the copy shipped in veridic/detect/data)."),
+        model: str | None = typer.Option(None, "--model", "-m"),
         scorer: str = typer.Option("e-c", help="Scorer method the detector reads its verdicts from: e-c (default), e or hybrid."),
         n_boot: int = typer.Option(1000, help="Bootstrap resamples for the 95 % intervals."),
-        limit: Optional[int] = typer.Option(None, help="Only the first N passages (a quick look)."),
+        limit: int | None = typer.Option(None, help="Only the first N passages (a quick look)."),
         phrase_spans: PhraseSpans = True,
         phrase_scope: PhraseScope = "not-entailed",
         phrase_max_e: PhraseMaxE = None,
         phrase_min_gain: PhraseMinGain = None,
-        out: Optional[Path] = typer.Option(None, "--output", "-o", "--out"),
+        out: Path | None = typer.Option(None, "--output", "-o", "--out"),
     ) -> None:
         """Per-type F1 with CIs, edit accuracy and false flags on the contrast suite, beside the mark-everything baseline."""
         from veridic.detect.benchmark import load_contrast_suite, run_suite_benchmark
@@ -249,13 +249,13 @@ if typer is not None:
     def bench_wice(
         split: str = typer.Option("dev", help="dev or test."),
         data: Path = typer.Option(Path("../shared/data/spans/wice_non_supported_tokens"), help="Folder of WiCE span files."),
-        model: Optional[str] = typer.Option(None, "--model", "-m"),
+        model: str | None = typer.Option(None, "--model", "-m"),
         phrase_spans: PhraseSpans = True,
         phrase_scope: PhraseScope = "not-entailed",
         phrase_max_e: PhraseMaxE = None,
         phrase_min_gain: PhraseMinGain = None,
         coverage_sentences: int = typer.Option(5, help="With --phrase-spans, the fallback: evidence sentences (best aligned) a word must be found in."),
-        out: Optional[Path] = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
+        out: Path | None = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
     ) -> None:
         """Token-level binary F1 against WiCE non-supported tokens."""
         from veridic.detect.benchmark import load_wice_spans, wice_span_f1

@@ -51,6 +51,12 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from veridic.detect.edit import apply_edits
+from veridic.detect.localise import Deletion, choose, deletable_phrases, entailed, non_overlapping, without
+from veridic.detect.result import DetectionResult, HallucinationSpan
+from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifier
+from veridic.detect.tags import _check_plain, to_tagged
+from veridic.errors import ConfigError, InputError
 from veridic.ling.align import (
     best_evidence_sentence,
     content_lemmas,
@@ -61,14 +67,9 @@ from veridic.ling.align import (
     polarity_clash,
     relation_flips,
 )
-from veridic.detect.edit import apply_edits
-from veridic.detect.localise import Deletion, choose, deletable_phrases, entailed, non_overlapping, without
-from veridic.ling.roles import (frames as _frames, lexical_coverage, mention as _mention, restated, structural_errors,
-                                  uncovered_phrases)
-from veridic.detect.result import DetectionResult, HallucinationSpan
-from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifier
-from veridic.detect.tags import _check_plain, to_tagged
-from veridic.errors import ConfigError, InputError
+from veridic.ling.roles import frames as _frames
+from veridic.ling.roles import lexical_coverage, restated, structural_errors, uncovered_phrases
+from veridic.ling.roles import mention as _mention
 from veridic.types import SentenceVerdict, Span, Verdict
 
 __all__ = ["PHRASE_SCOPES", "HallucinationDetector", "Retriever"]

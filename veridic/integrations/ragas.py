@@ -53,7 +53,7 @@ class VeridicFaithfulness(SingleTurnMetric):
     """
 
     name: str = "veridic_faithfulness"
-    _required_columns: t.Dict[MetricType, t.Set[str]] = field(
+    _required_columns: dict[MetricType, set[str]] = field(
         default_factory=lambda: {MetricType.SINGLE_TURN: {"response", "retrieved_contexts", "user_input:optional"}})
     config: ScorerConfig | str | None = None
     model: str | Path | None = None
@@ -78,7 +78,7 @@ class VeridicFaithfulness(SingleTurnMetric):
         self._trace(sample, j, callbacks)
         return j.score
 
-    async def _ascore(self, row: t.Dict, callbacks: t.Any) -> float:
+    async def _ascore(self, row: dict, callbacks: t.Any) -> float:
         return await self._single_turn_ascore(SingleTurnSample(**row), callbacks)
 
     @staticmethod

@@ -2,9 +2,9 @@
 
 from veridic.aggregate import CLAIM_AGGREGATIONS, SOURCE_AGGREGATIONS
 from veridic.nli.backend import (
-    CachedBackend,
     EMBEDDED_MODEL_NAME,
     KNOWN_CHECKPOINTS,
+    CachedBackend,
     NLIBackend,
     OnnxNLIBackend,
     TorchNLIBackend,

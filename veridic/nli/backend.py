@@ -29,8 +29,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
 from veridic.device import DEVICE_HELP, DTYPES, check_device, check_dtype, cpu_supports_bf16
+from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
 from veridic.nli.labels import LabelMap
 from veridic.nli.models import EMBEDDED_MODEL_NAME, KNOWN_CHECKPOINTS, embedded_model_path, resolve_model_path
 
@@ -297,7 +297,7 @@ class TorchNLIBackend(_TokenizerMixin):
     ):
         try:
             import torch
-            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer  # noqa: F401 - checked for the install hint
         except ImportError as exc:
             raise MissingDependencyError(exc.name or "torch", extra="torch", purpose="The PyTorch NLI backend") from None
         self._torch = torch
@@ -664,8 +664,8 @@ def load_backend(model: str | Path | None = None, *, kind: str = "auto", **kwarg
     the same pair and configuration give the same numbers through each. ``device`` and ``dtype`` apply to
     the torch backend; the ONNX backend runs on the CPU and refuses another device.
     """
-    from veridic.registry import BACKENDS
     from veridic.errors import RegistryError
+    from veridic.registry import BACKENDS
 
     if kind != "auto" and kind not in BACKENDS.names():
         raise ConfigError(f"Unknown backend kind {kind!r}; expected one of {', '.join(backend_kinds())}.")
@@ -705,7 +705,7 @@ def export_onnx(*, model: str | Path | None, out_dir: str | Path, quantize: bool
     """
     try:
         import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer  # noqa: F401 - checked for the install hint
     except ImportError as exc:
         raise MissingDependencyError(exc.name or "torch", extra="torch", purpose="ONNX export") from None
     device = check_device(device)

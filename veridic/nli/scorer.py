@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
+from veridic.aggregate import get_claim_aggregation, get_source_aggregation
 from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, InputError
 from veridic.ling.lexical import content_words
-from veridic.aggregate import get_claim_aggregation, get_source_aggregation
 from veridic.nli.backend import NLIBackend
 from veridic.registry import SCORERS
 from veridic.text import chunk_text, split_sentences
@@ -276,7 +276,7 @@ class NLIScorer:
             by_example[u.example].append(ui)
 
         verdicts: list[Verdict] = []
-        for ex, uis in enumerate(by_example):
+        for uis in by_example:
             sample_scores = unit_samples[uis]  # [S, k]
             claim_samples = self._pool(sample_scores.T, axis=-1)  # [k]
             score = float(np.mean(claim_samples))

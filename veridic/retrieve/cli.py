@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 try:
     import typer
@@ -63,7 +62,7 @@ if typer is not None:
         mode: str = typer.Option("hybrid", help="bm25, dense or hybrid."),
         rerank: bool = typer.Option(False, "--rerank", help="Rerank with the NLI model."),
         entity_match: bool = typer.Option(True, "--entity-match/--no-entity-match", help="Add the document titled like the main entity."),
-        model: Optional[str] = typer.Option(None, "--model", "-m", help="NLI model for --rerank (default: embedded)."),
+        model: str | None = typer.Option(None, "--model", "-m", help="NLI model for --rerank (default: embedded)."),
         as_json: bool = typer.Option(False, "--json"),
         device: str = typer.Option("cpu", "--device", help="auto (CUDA when present), cpu, cuda or cuda:N."),
     ) -> None:
@@ -96,7 +95,7 @@ if typer is not None:
         k: int = typer.Option(5, "-k"),
         mode: str = typer.Option("hybrid"),
         rerank: bool = typer.Option(False, "--rerank"),
-        model: Optional[str] = typer.Option(None, "--model", "-m"),
+        model: str | None = typer.Option(None, "--model", "-m"),
     ) -> None:
         """Recall@k: the share of queries with a gold document among the top k."""
         from veridic.retrieve.index import EvidenceIndex, MiniLMEncoder, recall_at_k

@@ -150,8 +150,8 @@ class ChunkScorer:
         import torch
 
         torch.set_num_threads(threads)
-        from veridic.factory import load_scorer
         from veridic.config import ScorerConfig
+        from veridic.factory import load_scorer
 
         self.scorer = load_scorer(ScorerConfig(**config), **backend_options)
         self.path = path
@@ -219,8 +219,8 @@ def score_file_ray(
         raise MissingDependencyError("ray", extra="ray", purpose="Scoring on Ray (--engine ray)") from None
     if actors < 1 or chunk_rows < 1 or cpus_per_actor <= 0:
         raise ConfigError(f"actors and chunk_rows must be >= 1 and cpus_per_actor > 0; got actors={actors}, chunk_rows={chunk_rows}, cpus_per_actor={cpus_per_actor}.")
-    from veridic.nli.backend import check_device, check_dtype
     from veridic.config import resolve_config
+    from veridic.nli.backend import check_device, check_dtype
 
     cfg = resolve_config(config, **options)
     check_dtype(dtype, device=check_device(device))

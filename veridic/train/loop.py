@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veridic.nli.backend import cpu_supports_bf16  # re-exported: the trainer's precision choice
-from veridic.train.losses import nli_loss  # re-exported: the gold loss the trainer and distillation share
 from veridic.errors import ConfigError, InputError, did_you_mean
+from veridic.nli.backend import cpu_supports_bf16  # re-exported: the trainer's precision choice
 from veridic.synth.corpus import HELD_BACK_FRACTION
 from veridic.train.backbones import BACKBONE_PREFIX, DEFAULT_BACKBONE, backbone_dir
+from veridic.train.losses import nli_loss  # re-exported: the gold loss the trainer and distillation share
 
 __all__ = [
     "TrainConfig", "ModelConfig", "DataConfig", "SetSpec", "AugmentConfig", "SyntheticConfig",
@@ -461,8 +461,7 @@ class Trainer:
 
     # -- data -------------------------------------------------------------
     def _prepare_data(self) -> None:
-        from veridic.train.data import (build_real_examples, build_synthetic_pairs, count_by, label_counts,
-                                        synthetic_examples)
+        from veridic.train.data import build_real_examples, build_synthetic_pairs, count_by, label_counts, synthetic_examples
 
         cfg = self.cfg
         real, held_real, stats = build_real_examples(cfg.data, cfg.augment, data_dir=self.data_dir, seed=cfg.seed)
@@ -538,8 +537,6 @@ class Trainer:
     # -- model ------------------------------------------------------------
     def _load_model(self) -> tuple[Any, Any]:
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
-
-        from veridic.errors import ModelLoadError
 
         cfg = self.cfg
         path = self._model_path()
@@ -680,8 +677,7 @@ class Trainer:
             # process shares the cores; sleeping workers cost almost nothing alone.
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import torch
-        from transformers import get_constant_schedule_with_warmup, get_cosine_schedule_with_warmup
-        from transformers import get_linear_schedule_with_warmup
+        from transformers import get_constant_schedule_with_warmup, get_cosine_schedule_with_warmup, get_linear_schedule_with_warmup
 
         cfg = self.cfg
         self.out.mkdir(parents=True, exist_ok=True)
@@ -900,9 +896,8 @@ class Trainer:
             "metric_direction": "accuracy and F1: higher is better",
         }
         try:
-            import transformers
-
             import torch
+            import transformers
             summary["versions"] = {"torch": torch.__version__, "transformers": transformers.__version__}
         except ImportError:  # pragma: no cover
             pass
