@@ -164,9 +164,9 @@ def test_bench_on_invalid_skip_records_the_rows(data, tmp_path):
 def test_bench_caches_only_inside_cache_dir(data, tmp_path, monkeypatch):
     from veridic.bench.cache import nli_cache_path
 
-    assert nli_cache_path(score_dir=tmp_path / "c") == tmp_path / "c" / "nli-predictions.sqlite"
+    assert nli_cache_path(score_dir=tmp_path / "c") == tmp_path / "c" / "nli-predictions"
     r = _invoke("--data", str(data), "--scorer", "e-c", "--backend", "dummy", "-o", str(tmp_path / "r"), "--cache-dir", str(tmp_path / "c"),
                 "--n-resamples", "20", "--no-progress")
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "data", "r"]
-    assert (tmp_path / "c" / "nli-predictions.sqlite").exists()
+    assert (tmp_path / "c" / "nli-predictions").exists()

@@ -25,7 +25,7 @@ def test_requests_put_each_option_in_the_slot():
 
 def test_lm_ranking_with_dummy_backend_matches_direct_scores_and_caches(tmp_path):
     inner = DummyLM()
-    lm = CachingLM(inner, path=tmp_path / "c.sqlite")
+    lm = CachingLM(inner, path=tmp_path / "c-cache")
     (s,) = rank_items(items=[ITEM], backend=lm, normalization="sum")
     direct = inner.loglikelihood(requests_for(ITEM))
     assert list(s.scores) == list(ITEM.options)
@@ -34,7 +34,7 @@ def test_lm_ranking_with_dummy_backend_matches_direct_scores_and_caches(tmp_path
     (pb,) = rank_items(items=[ITEM], backend=lm, normalization="per_byte")
     assert pb.scores["accurate"] == pytest.approx(s.scores["accurate"] / len(b" senator , said on Tuesday ."))
     calls = inner.calls
-    again = CachingLM(DummyLM(), path=tmp_path / "c.sqlite")
+    again = CachingLM(DummyLM(), path=tmp_path / "c-cache")
     rank_items(items=[ITEM], backend=again, normalization="sum")
     assert again.misses == 0 and again.hits == 4 and inner.calls == calls
     with pytest.raises(ConfigError, match="normalization"):
@@ -72,7 +72,7 @@ def test_cli_end_to_end(tmp_path):
     assert len(built) >= 20 and all(set(b["options"]) == {"accurate", "incongruous", "nonfactual", "both"} for b in built)
     r = runner.invoke(app, ["congruity", "score", "--items", str(items), "--model", "dummy", "--out", str(scores), "--no-progress"])
     assert r.exit_code == 0, r.output
-    assert (tmp_path / "scores.jsonl.lmcache.sqlite").exists()
+    assert (tmp_path / "scores.jsonl.lmcache").exists()
     r = runner.invoke(app, ["congruity", "report", "--scores", str(scores), "--out-dir", str(out), "--familiarity", "column", "--n-permutations", "200", "--command", "test"])
     assert r.exit_code == 0, r.output
     rep = json.loads((out / "report.json").read_text())

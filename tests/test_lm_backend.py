@@ -201,7 +201,7 @@ def test_backends_satisfy_the_protocol(lm):
 
 def test_caching_wrapper_persists_to_disk(tmp_path):
     inner = DummyLM()
-    path = tmp_path / "lm.sqlite"
+    path = tmp_path / "lm-cache"
     first = CachingLM(inner, path=path).loglikelihood(REQS)
     calls = inner.calls
     again = CachingLM(inner, path=path)

@@ -177,7 +177,7 @@ def test_cached_backend_shares_calls_and_returns_identical_results(tiny_backend)
 def test_disk_cache_survives_a_new_wrapper(tiny_backend, tmp_path):
     from veridic.nli import CachedBackend
 
-    db = tmp_path / "nli.sqlite"
+    db = tmp_path / "nli-cache"
     first = CachedBackend(tiny_backend, path=db)
     a = first.predict([SRC, "x y"], ["Acme.", "z"])
     second = CachedBackend(tiny_backend, path=db)
@@ -205,7 +205,7 @@ class _FailsAfter(WordBackend):
 def test_disk_cache_keeps_finished_chunks_of_a_stopped_run(tmp_path):
     from veridic.nli import CachedBackend
 
-    db = tmp_path / "nli.sqlite"
+    db = tmp_path / "nli-cache"
     prem = [f"word{i} " * (i + 1) for i in range(7)]
     hyp = [f"word{i}" for i in range(7)]
     with pytest.raises(KeyboardInterrupt):
@@ -230,7 +230,7 @@ def test_disk_cache_keys_a_model_folder_by_its_real_path(tmp_path, monkeypatch):
     real = tmp_path / "models" / "nli"
     real.mkdir(parents=True)
     (tmp_path / "link").symlink_to(real)
-    db = tmp_path / "nli.sqlite"
+    db = tmp_path / "nli-cache"
     a = WordBackend()
     a.model_id = str(real)
     CachedBackend(a, path=db).predict(["x y"], ["x"])

@@ -44,14 +44,14 @@ def default_cache_dir() -> Path:
 def nli_cache_path(*, score_dir: Path) -> Path:
     """The NLI prediction cache (SQLite) of a score-cache folder, shared by every run that uses it.
 
-    A chosen folder (``--cache-dir X``) holds it inside (``X/nli-predictions.sqlite``): nothing is written
+    A chosen folder (``--cache-dir X``) holds it inside (``X/nli-predictions``): nothing is written
     beside X. The default folder keeps it in ``~/.cache/veridic``, veridic's own cache folder, where earlier
     runs left it.
     """
     score_dir = Path(score_dir)
     if score_dir.expanduser() == default_cache_dir():
-        return score_dir.expanduser().parent / "nli-predictions.sqlite"
-    return score_dir / "nli-predictions.sqlite"
+        return score_dir.expanduser().parent / "nli-predictions"
+    return score_dir / "nli-predictions"
 
 
 def cache_key(*, describe: dict[str, Any], veridic_version: str, data_hash: str) -> str:

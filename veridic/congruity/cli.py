@@ -120,7 +120,7 @@ def score(
     items: Annotated[Path, typer.Option("--items", help="Items JSONL from `build`.")],
     out: Annotated[Path, typer.Option("--output", "-o", "--out", help="Per-item scores JSONL to write.")],
     model: Annotated[str, typer.Option("--model", help="'embedded' (SmolLM2-135M, zero-shot), a model folder from `congruity train` (fine-tuned multiple-choice encoder), 'dummy' (tests), a causal-LM folder, a .gguf file or a hub id.")] = "embedded",
-    cache: Annotated[Path | None, typer.Option("--cache", help="SQLite LM cache (default: <out>.lmcache.sqlite).")] = None,
+    cache: Annotated[Path | None, typer.Option("--cache", help="LM cache folder (default: <out>.lmcache).")] = None,
     normalization: Annotated[str, typer.Option("--normalization", help="per_byte (default) or sum.")] = "per_byte",
     previous: Annotated[bool, typer.Option("--previous/--no-previous", help="Condition on the previous sentence too.")] = True,
     limit: Annotated[int | None, typer.Option("--limit", help="Score only the first N items.")] = None,
@@ -182,7 +182,7 @@ def score(
                     inner: Any = DummyLM()
                 else:
                     inner = _build_lm(model, device=device, batch_size=batch_size, threads=threads)
-                lm = CachingLM(inner, path=cache or Path(str(out) + ".lmcache.sqlite"))
+                lm = CachingLM(inner, path=cache or Path(str(out) + ".lmcache"))
                 scored = rank_items(items=its, backend=lm, normalization=normalization, with_previous=previous, chunk_size=16, on_chunk=tick)  # type: ignore[arg-type]
                 meta = {"model": inner.describe(), "config": {"normalization": normalization, "previous_sentence": previous, "items": str(items)},
                         "cache": {"hits": lm.hits, "misses": lm.misses}}

@@ -51,12 +51,9 @@ class CachingLM:
         self._model_key = json.dumps([backend.model_id, backend.revision, d.get("dtype"), backend.max_length, d.get("backend")])
         self._db = None
         if path is not None:
-            import sqlite3
+            from veridic.io.store import DiskStore
 
-            p = Path(path).expanduser()
-            p.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(p), check_same_thread=False)
-            self._db.execute("CREATE TABLE IF NOT EXISTS lm (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._db = DiskStore(path)
 
     def __getattr__(self, name: str) -> Any:
         # tok_encode, next_token_logprobs, stream, describe... are the backend's own.
@@ -69,18 +66,13 @@ class CachingLM:
     def _lookup(self, keys: list[str]) -> None:
         if self._db is None:
             return
-        for k in keys:
-            if k not in self._memo:
-                row = self._db.execute("SELECT value FROM lm WHERE key = ?", (k,)).fetchone()
-                if row is not None:
-                    self._memo[k] = json.loads(row[0])
+        self._memo.update(self._db.get_many([k for k in keys if k not in self._memo]))
 
     def _store(self, items: list[tuple[str, dict[str, Any]]]) -> None:
         for k, v in items:
             self._memo[k] = v
         if self._db is not None and items:
-            with self._db:
-                self._db.executemany("INSERT OR REPLACE INTO lm (key, value) VALUES (?, ?)", [(k, json.dumps(v)) for k, v in items])
+            self._db.put_many(items)
 
     def _cached(self, method: str, reqs: list[Any], compute) -> list[dict[str, Any]]:
         keys = [self._key(method, r) for r in reqs]

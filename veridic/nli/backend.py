@@ -793,14 +793,15 @@ class CachedBackend:
 
     Scorers that share pairs (``e`` and ``e-c``, sentence-level and hybrid)
     then share model calls, in the spirit of lm-evaluation-harness's
-    ``CachingLM``. With ``path`` the cache also lives on disk (SQLite, keyed
-    by the model's id and revision too), so a later run reuses it. Cached
+    ``CachingLM``. With ``path`` the cache also lives on disk (a
+    :class:`~veridic.io.store.DiskStore` folder, keyed by the model's id and
+    revision too), so a later run reuses it. Cached
     results are exactly the wrapped backend's, since predictions are
     deterministic per pair (MC dropout is seeded per pair). On disk, new
     predictions are committed every ``chunk_size`` pairs, so a stopped run
     resumes where it was.
 
-    >>> cb = CachedBackend(backend, path="~/.cache/veridic/nli.sqlite")   # doctest: +SKIP
+    >>> cb = CachedBackend(backend, path="~/.cache/veridic/nli-predictions")   # doctest: +SKIP
     """
 
     def __init__(self, backend: NLIBackend, *, path: str | Path | None = None, max_items: int = 2_000_000, chunk_size: int = 256):
@@ -814,12 +815,9 @@ class CachedBackend:
         self.misses = 0
         self._db = None
         if path is not None:
-            import sqlite3
+            from veridic.io.store import DiskStore
 
-            p = Path(path).expanduser()
-            p.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(p), check_same_thread=False)
-            self._db.execute("CREATE TABLE IF NOT EXISTS preds (key TEXT PRIMARY KEY, probs BLOB NOT NULL)")
+            self._db = DiskStore(path)
             self._model_key = json.dumps([_canonical_model_id(backend.model_id), backend.revision, backend.describe().get("dtype"), backend.max_length])
 
     def __getattr__(self, name: str) -> Any:
@@ -845,11 +843,7 @@ class CachedBackend:
                 for k, row in zip(part, got):
                     self._memo[k] = row
                 if self._db is not None:
-                    with self._db:
-                        self._db.executemany(
-                            "INSERT OR REPLACE INTO preds (key, probs) VALUES (?, ?)",
-                            [(self._db_key(k), np.ascontiguousarray(r, dtype=np.float64).tobytes()) for k, r in zip(part, got)],
-                        )
+                    self._db.put_many((self._db_key(k), np.asarray(r, dtype=np.float64)) for k, r in zip(part, got))
                 if bar is not None:
                     bar.update(len(part))
         finally:
@@ -864,13 +858,9 @@ class CachedBackend:
         keys = [(p, h, mc_samples, seed if mc_samples else 0) for p, h in zip(premises, hypotheses)]
         missing = list(dict.fromkeys(k for k in keys if k not in self._memo))
         if missing and self._db is not None:
-            found = []
-            for k in missing:
-                row = self._db.execute("SELECT probs FROM preds WHERE key = ?", (self._db_key(k),)).fetchone()
-                if row is not None:
-                    shape = (mc_samples, 3) if mc_samples else (3,)
-                    self._memo[k] = np.frombuffer(row[0], dtype=np.float64).reshape(shape)
-                    found.append(k)
+            by_key = {self._db_key(k): k for k in missing}
+            for dk, row in self._db.get_many(list(by_key)).items():
+                self._memo[by_key[dk]] = row
             missing = [k for k in missing if k not in self._memo]
         self.hits += len(keys) - len(missing)
         self.misses += len(missing)
