@@ -95,10 +95,9 @@ class HFCausalLM:
         self._torch = torch
         if dtype not in _DTYPES:
             raise ConfigError(f"dtype must be one of {_DTYPES}; got {dtype!r}.")
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        if str(device).startswith("cuda") and not torch.cuda.is_available():
-            raise ConfigError(f"device={device!r} was requested but CUDA is not available; use device='cpu'.")
+        from veridic.device import check_device
+
+        device = check_device(str(device))
         if batch_size < 1 or max_batch_tokens < 1:
             raise ConfigError(f"batch_size and max_batch_tokens must be >= 1; got {batch_size}, {max_batch_tokens}.")
         self.device = torch.device(device)

@@ -377,18 +377,11 @@ def resolve_device(device: str, *, check: bool = True) -> str:
     >>> resolve_device("cpu")
     'cpu'
     """
-    if not (device in {"auto", "cpu", "cuda"} or re.fullmatch(r"cuda:\d+", device)):
-        raise ConfigError(f"runtime.device: expected auto, cpu, cuda or cuda:N, got {device!r}")
-    if not check:
-        return device
-    import torch
+    from veridic.device import DEVICE_HELP, check_device
 
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"device {device!r} was asked for, but this torch ({torch.__version__}) sees no CUDA GPU; "
-                          "use --device cpu (or auto), or install a CUDA build of torch on a machine with a GPU")
-    return device
+    if not (isinstance(device, str) and (device in {"auto", "cpu", "cuda"} or re.fullmatch(r"cuda:\d+", device))):
+        raise ConfigError(f"runtime.device: expected {DEVICE_HELP}, got {device!r}")
+    return check_device(device) if check else device
 
 
 def _default_model_dir() -> Path:
