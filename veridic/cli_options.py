@@ -42,8 +42,18 @@ _MODEL = "Model options"
 
 Config = Annotated[Path | None, typer.Option("--config", metavar="FILE", rich_help_panel=_SCORER,
                                                 help="ScorerConfig as JSON or YAML (its fields: method, mc_samples, ...); flags override it.")]
-Method = Annotated[str | None, typer.Option("--method", rich_help_panel=_SCORER,
-                                               help="'hybrid' (default: e-c + lexical signals; score = P(faithful)), 'e-c', 'e', 'overlap' or a registered name such as 'e-c-doc'.")]
+
+
+def _method_help() -> str:
+    # Generated from the registry, so a new method appears here by being registered.
+    from veridic.registry import PRESETS, SCORERS
+
+    methods = [n for n in SCORERS.names(plugins=False) if n != "hybrid"]
+    return (f"Scorer method: 'hybrid' (default: e-c + lexical signals; score = P(faithful)), {', '.join(map(repr, methods))}, "
+            f"a preset ({', '.join(PRESETS.names(plugins=False))}) or a plugin's name.")
+
+
+Method = Annotated[str | None, typer.Option("--method", rich_help_panel=_SCORER, help=_method_help())]
 McSamples = Annotated[int | None, typer.Option("--mc-samples", rich_help_panel=_SCORER, help="Monte-Carlo dropout samples (0 = off; paper 004 uses 15; torch backend only).")]
 Granularity = Annotated[str | None, typer.Option("--granularity", rich_help_panel=_SCORER, help="'sentence' (claim sentences vs source windows) or 'document' (whole claim vs chunks).")]
 SourceAgg = Annotated[str | None, typer.Option("--source-aggregation", rich_help_panel=_SCORER, help="Window per claim piece: max or first.")]
