@@ -140,10 +140,13 @@ def test_resolve_device(monkeypatch):
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert resolve_device("auto") == "cpu"
-    with pytest.raises(ConfigError, match="no CUDA"):
+    with pytest.raises(ConfigError, match="CUDA is not available"):
         resolve_device("cuda")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     assert resolve_device("auto") == "cuda" and resolve_device("cuda:1") == "cuda:1"
+    with pytest.raises(ConfigError, match="names GPU 2, but this machine has 2"):
+        resolve_device("cuda:2")
     with pytest.raises(ConfigError, match="auto, cpu, cuda"):
         resolve_device("gpu")
 
@@ -232,7 +235,7 @@ def test_cuda_without_cuda_fails_before_loading(tmp_path, tiny_nli_dir, monkeypa
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     corpus_path = tmp_path / "corpus.jsonl.gz"
     _write_corpus(corpus_path)
-    with pytest.raises(ConfigError, match="no CUDA"):
+    with pytest.raises(ConfigError, match="CUDA is not available"):
         train_nli(config=_cfg(tiny_nli_dir, corpus_path), output_dir=tmp_path / "r", data_dir=_toy(tmp_path / "d"), device="cuda")
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
 

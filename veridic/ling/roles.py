@@ -428,141 +428,171 @@ def has_structure(span: Any) -> bool:
     return bool(frames(span) or _routes(span))
 
 
-def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Frame] | None = None) -> list[StructuralError]:
-    """Swapped arguments, reversed predicates and wrong entities in a role, judged against ``evidence``
-    (a spaCy span or doc; all its frames are candidates). Offsets are relative to ``sentence``."""
-    doc = sentence.doc
-    base = sentence.start_char
-    efs = evidence_frames if evidence_frames is not None else frames(evidence)
-    efs = efs + [c for c in (_converse(f) for f in efs) if c is not None]
-    out: list[StructuralError] = []
+@dataclass
+class _Check:
+    """One sentence judged against its evidence: what the rules read, and the errors they add."""
 
-    def add(a: int, b: int, sugg: str, kind: str, typ: str, ev: Any) -> None:
+    sentence: Any
+    evidence: Any
+    efs: list[Frame]
+    out: list[StructuralError] = field(default_factory=list)
+    #: a frame of another content verb over the same arguments, reported only if no later rule explains the sentence
+    other_verb: Frame | None = None
+
+    def add(self, a: int, b: int, sugg: str, kind: str, typ: str, ev: Any) -> None:
+        doc, base = self.sentence.doc, self.sentence.start_char
         ts, te = doc[a].idx, doc[b - 1].idx + len(doc[b - 1].text)
         es, ee = ev.left_edge.idx, ev.right_edge.idx + len(ev.right_edge.text)
-        out.append(StructuralError(ts - base, te - base, doc.text[ts:te], sugg, kind, typ, es, ee))
+        self.out.append(StructuralError(ts - base, te - base, doc.text[ts:te], sugg, kind, typ, es, ee))
 
-    from veridic.ling.align import TYPE_GROUPS
 
-    # Direction reversed: "from New York City to Southampton" for "from Southampton to New York City".
-    for x, y in _routes(sentence):
-        hit = next(((ex, ey) for ex, ey in _routes(evidence) if arg_match(x, ey) and arg_match(y, ex)
+def _reversed_route(c: _Check) -> bool:
+    """Direction reversed: "from New York City to Southampton" for "from Southampton to New York City"."""
+    for x, y in _routes(c.sentence):
+        hit = next(((ex, ey) for ex, ey in _routes(c.evidence) if arg_match(x, ey) and arg_match(y, ex)
                     and not (arg_match(x, ex) and arg_match(y, ey))), None)
         if hit is not None:
-            fix = _swap_fix(doc, x, y)
+            fix = _swap_fix(c.sentence.doc, x, y)
             if fix is not None:
-                add(fix[0], fix[1], fix[2], "swap", "relation", hit[0].head)
-                return out
+                c.add(fix[0], fix[1], fix[2], "swap", "relation", hit[0].head)
+                return True
+    return False
 
-    for f in frames(sentence):
-        found = False
-        # Pass 1: two roles exchanged under the same predicate (not a symmetric one).
-        for g in efs:
-            if found or not _same_pred(f.lemma, g.lemma) or is_symmetric_predicate(f.lemma):
-                continue
-            for r1 in f.args:
-                for r2 in f.args:
-                    if (found or r1 >= r2 or r1 not in g.args or r2 not in g.args or _reciprocal(f, r1, r2, f.args[r1], f.args[r2])
-                            or _stated(f, efs, (r1, r2))):
-                        continue
-                    x1, x2, y1, y2 = f.args[r1], f.args[r2], g.args[r1], g.args[r2]
-                    if (arg_match(x1, y2) and arg_match(x2, y1) and not (x1.pos_ == "PRON" and x2.pos_ == "PRON")
-                            and (not arg_match(x1, y1) or _sim(x1, y2) + _sim(x2, y1) > _sim(x1, y1) + _sim(x2, y2) + 0.3)):
-                        fix = _swap_fix(doc, x1, x2)
-                        if fix is not None:
-                            add(fix[0], fix[1], fix[2], "swap", "relation", g.verb)
-                            found = True
-        if found:
+
+def _exchanged_roles(c: _Check, f: Frame) -> bool:
+    """Two roles exchanged under the same predicate (not a symmetric one)."""
+    found = False
+    for g in c.efs:
+        if found or not _same_pred(f.lemma, g.lemma) or is_symmetric_predicate(f.lemma):
             continue
-        # Pass 1b: the same predicate and object of a preposition, under a reversed preposition
-        # ("adapted from a film" for "adapted into a film").
-        for g in efs:
-            if found or not _same_pred(f.lemma, g.lemma):
-                continue
-            for r, x in f.args.items():
-                if not r.startswith("obl:") or r in g.args and arg_match(x, g.args[r]):
+        for r1 in f.args:
+            for r2 in f.args:
+                if (found or r1 >= r2 or r1 not in g.args or r2 not in g.args or _reciprocal(f, r1, r2, f.args[r1], f.args[r2])
+                        or _stated(f, c.efs, (r1, r2))):
                     continue
-                hit = next((k for k, y in g.args.items() if k.startswith("obl:") and k != r and arg_match(x, y)
-                            and _PREP_FLIPS.get(r[4:]) == k[4:]), None)
-                if hit is not None:
-                    prep = x.head
-                    ev_prep = g.args[hit].head
-                    add(prep.i, prep.i + 1, ev_prep.text, "reversal", "relation", ev_prep)
-                    found = True
-                    break
-        if found:
-            continue
-        # Pass 2: the same arguments under a reversed or antonymous predicate; or (kind "verb",
-        # for the caller to weigh against the NLI) another content verb, kept until pass 3 has had its say:
-        # the same predicate with another name in a role explains the sentence better.
-        other_verb: Frame | None = None
-        for g in efs:
-            if _same_pred(f.lemma, g.lemma):
-                continue
-            roles = [r for r in f.args if r in g.args]
-            matched = [r for r in roles if arg_match(f.args[r], g.args[r])]
-            real = [r for r in matched if _resolve(f.args[r]).pos_ != "PRON"]
-            if not real or len(matched) != len(roles):
-                continue
-            if _reversed_pred(f.verb, g.verb):
-                add(f.verb.i, f.verb.i + 1, g.verb.text, "reversal", "relation", g.verb)
-                found = True
-                break
-            # Another verb is an error only when it is the one thing that differs: the undergoer agrees, and
-            # the doer too unless the claim leaves it unsaid (an agentless passive); "stayed in orbit" /
-            # "flew the module in orbit" is a paraphrase. A negated claim verb is the polarity check's to judge.
-            if (len(matched) >= 2 and f.lemma not in _LIGHT and g.lemma not in _LIGHT
-                    and f.verb.tag_ in _same_form(g.verb.tag_) and "obj" in matched and ("subj" in matched or "subj" not in f.args)
-                    and {"subj", "obj"} & set(real) and not _negated(f.verb) and other_verb is None):
-                other_verb = g
-        if found:
-            continue
-        # Pass 3: the same predicate, another argument agreeing, one role holding another entity of the same type.
-        for g in efs:
-            if found or not _same_pred(f.lemma, g.lemma) or f.lemma in _LIGHT:
-                continue
-            roles = [r for r in f.args if r in g.args]
-            matched = [r for r in roles if arg_match(f.args[r], g.args[r])]
-            if not [r for r in matched if _resolve(f.args[r]).pos_ != "PRON"]:
-                continue
-            for r in roles:
-                if r in matched:
-                    continue
-                x, y = f.args[r], g.args[r]
-                if not x.ent_type_ or x.pos_ == "PRON" or any(c.dep_ == "conj" for c in y.children):
-                    continue
-                gx = TYPE_GROUPS.get(x.ent_type_)
-                gy = TYPE_GROUPS.get(y.ent_type_) if y.ent_type_ else ("name" if y.pos_ == "PROPN" else None)
-                # The small NER model mixes up names ("Ridley Scott" ORG, "Inter Miami" GPE or nothing): in the
-                # same role of the same predicate any two names compare; values only with their own kind.
-                names = ("person", "org", "place", "norp", "product", "work", "event", "name")
-                if gx is None or gy is None or (gx != gy and not (gx in names and gy in names)):
-                    continue
-                a, b = mention(x)
-                ea, eb = mention(y)
-                old, new = doc[a:b].text, y.doc[ea:eb].text
-                if old.lower() == new.lower():
-                    continue
-                if gx in ("time", "number", "money", "percent") and not (any(ch.isdigit() for ch in old) and any(ch.isdigit() for ch in new)):
-                    continue  # "a decade" / "ten years": values this check cannot compare
-                other = _named_elsewhere(sentence, y, (a, b))
-                if other is not None and _named_in(x, evidence):
-                    r_other = next((k for k, z in f.args.items() if k != r and arg_match(z, y)), None)
-                    if _reciprocal(f, r, r_other, x, other) or _stated(f, efs, (r,)):
-                        continue  # "Hansa Credit merged with Dresden Bank" for "Dresden Bank merged with Hansa Credit"
-                    # Both names are in the claim and in the evidence, in exchanged roles ("Florey discovered
-                    # penicillin, which Fleming developed"): a relation error, fixed by exchanging the two.
-                    fix = _swap_fix(doc, x, other, whole=True)
+                x1, x2, y1, y2 = f.args[r1], f.args[r2], g.args[r1], g.args[r2]
+                if (arg_match(x1, y2) and arg_match(x2, y1) and not (x1.pos_ == "PRON" and x2.pos_ == "PRON")
+                        and (not arg_match(x1, y1) or _sim(x1, y2) + _sim(x2, y1) > _sim(x1, y1) + _sim(x2, y2) + 0.3)):
+                    fix = _swap_fix(c.sentence.doc, x1, x2)
                     if fix is not None:
-                        add(fix[0], fix[1], fix[2], "swap", "relation", y)
+                        c.add(fix[0], fix[1], fix[2], "swap", "relation", g.verb)
                         found = True
-                        break
-                add(a, b, new, "role-entity", "entity", y)
-                found = True
-                break
-        if not found and other_verb is not None:
-            add(f.verb.i, f.verb.i + 1, other_verb.verb.text, "verb", "relation", other_verb.verb)
-    return out
+    return found
+
+
+def _reversed_preposition(c: _Check, f: Frame) -> bool:
+    """The same predicate and object of a preposition under a reversed preposition ("adapted from a film" for
+    "adapted into a film")."""
+    for g in c.efs:
+        if not _same_pred(f.lemma, g.lemma):
+            continue
+        for r, x in f.args.items():
+            if not r.startswith("obl:") or r in g.args and arg_match(x, g.args[r]):
+                continue
+            hit = next((k for k, y in g.args.items() if k.startswith("obl:") and k != r and arg_match(x, y)
+                        and _PREP_FLIPS.get(r[4:]) == k[4:]), None)
+            if hit is not None:
+                prep, ev_prep = x.head, g.args[hit].head
+                c.add(prep.i, prep.i + 1, ev_prep.text, "reversal", "relation", ev_prep)
+                return True
+    return False
+
+
+def _reversed_predicate(c: _Check, f: Frame) -> bool:
+    """The same arguments under a reversed or antonymous predicate. Another content verb over the same arguments
+    is kept aside (kind "verb", for the caller to weigh against the NLI) until the entity rule has had its say: the
+    same predicate with another name in a role explains the sentence better."""
+    for g in c.efs:
+        if _same_pred(f.lemma, g.lemma):
+            continue
+        roles = [r for r in f.args if r in g.args]
+        matched = [r for r in roles if arg_match(f.args[r], g.args[r])]
+        real = [r for r in matched if _resolve(f.args[r]).pos_ != "PRON"]
+        if not real or len(matched) != len(roles):
+            continue
+        if _reversed_pred(f.verb, g.verb):
+            c.add(f.verb.i, f.verb.i + 1, g.verb.text, "reversal", "relation", g.verb)
+            return True
+        # Another verb is an error only when it is the one thing that differs: the undergoer agrees, and
+        # the doer too unless the claim leaves it unsaid (an agentless passive); "stayed in orbit" /
+        # "flew the module in orbit" is a paraphrase. A negated claim verb is the polarity check's to judge.
+        if (len(matched) >= 2 and f.lemma not in _LIGHT and g.lemma not in _LIGHT
+                and f.verb.tag_ in _same_form(g.verb.tag_) and "obj" in matched and ("subj" in matched or "subj" not in f.args)
+                and {"subj", "obj"} & set(real) and not _negated(f.verb) and c.other_verb is None):
+            c.other_verb = g
+    return False
+
+
+#: name-like entity groups: the small NER model mixes them up ("Ridley Scott" ORG, "Inter Miami" GPE or nothing)
+_NAME_GROUPS = ("person", "org", "place", "norp", "product", "work", "event", "name")
+
+
+def _other_entity_in_role(c: _Check, f: Frame) -> bool:
+    """The same predicate, another argument agreeing, one role holding another entity of the same type."""
+    from veridic.ling.align import TYPE_GROUPS
+
+    doc = c.sentence.doc
+    for g in c.efs:
+        if not _same_pred(f.lemma, g.lemma) or f.lemma in _LIGHT:
+            continue
+        roles = [r for r in f.args if r in g.args]
+        matched = [r for r in roles if arg_match(f.args[r], g.args[r])]
+        if not [r for r in matched if _resolve(f.args[r]).pos_ != "PRON"]:
+            continue
+        for r in roles:
+            if r in matched:
+                continue
+            x, y = f.args[r], g.args[r]
+            if not x.ent_type_ or x.pos_ == "PRON" or any(ch.dep_ == "conj" for ch in y.children):
+                continue
+            gx = TYPE_GROUPS.get(x.ent_type_)
+            gy = TYPE_GROUPS.get(y.ent_type_) if y.ent_type_ else ("name" if y.pos_ == "PROPN" else None)
+            # In the same role of the same predicate any two names compare; values only with their own kind.
+            if gx is None or gy is None or (gx != gy and not (gx in _NAME_GROUPS and gy in _NAME_GROUPS)):
+                continue
+            a, b = mention(x)
+            ea, eb = mention(y)
+            old, new = doc[a:b].text, y.doc[ea:eb].text
+            if old.lower() == new.lower():
+                continue
+            if gx in ("time", "number", "money", "percent") and not (any(ch.isdigit() for ch in old) and any(ch.isdigit() for ch in new)):
+                continue  # "a decade" / "ten years": values this check cannot compare
+            other = _named_elsewhere(c.sentence, y, (a, b))
+            if other is not None and _named_in(x, c.evidence):
+                r_other = next((k for k, z in f.args.items() if k != r and arg_match(z, y)), None)
+                if _reciprocal(f, r, r_other, x, other) or _stated(f, c.efs, (r,)):
+                    continue  # "Hansa Credit merged with Dresden Bank" for "Dresden Bank merged with Hansa Credit"
+                # Both names are in the claim and in the evidence, in exchanged roles ("Florey discovered
+                # penicillin, which Fleming developed"): a relation error, fixed by exchanging the two.
+                fix = _swap_fix(doc, x, other, whole=True)
+                if fix is not None:
+                    c.add(fix[0], fix[1], fix[2], "swap", "relation", y)
+                    return True
+            c.add(a, b, new, "role-entity", "entity", y)
+            return True
+    return False
+
+
+#: the frame rules, in order: the first that finds an error for a frame decides it.
+FRAME_RULES = (_exchanged_roles, _reversed_preposition, _reversed_predicate, _other_entity_in_role)
+
+
+def structural_errors(sentence: Any, evidence: Any, *, evidence_frames: list[Frame] | None = None) -> list[StructuralError]:
+    """Swapped arguments, reversed predicates and wrong entities in a role, judged against ``evidence``
+    (a spaCy span or doc; all its frames are candidates). Offsets are relative to ``sentence``.
+
+    A reversed route decides the sentence; otherwise each claim frame goes through :data:`FRAME_RULES`
+    until one fires, and another content verb over the same arguments is reported when none did.
+    """
+    efs = evidence_frames if evidence_frames is not None else frames(evidence)
+    c = _Check(sentence=sentence, evidence=evidence, efs=efs + [cv for cv in (_converse(f) for f in efs) if cv is not None])
+    if _reversed_route(c):
+        return c.out
+    for f in frames(sentence):
+        c.other_verb = None
+        if not any(rule(c, f) for rule in FRAME_RULES) and c.other_verb is not None:
+            c.add(f.verb.i, f.verb.i + 1, c.other_verb.verb.text, "verb", "relation", c.other_verb.verb)
+    return c.out
 
 
 def restated(sentence: Any, evidence_frames: list[Frame]) -> bool:
