@@ -147,7 +147,7 @@ def test_resolve_device(monkeypatch):
     assert resolve_device("auto") == "cuda" and resolve_device("cuda:1") == "cuda:1"
     with pytest.raises(ConfigError, match="names GPU 2, but this machine has 2"):
         resolve_device("cuda:2")
-    with pytest.raises(ConfigError, match="auto, cpu, cuda"):
+    with pytest.raises(ConfigError, match="expected auto .*, cpu, cuda or cuda:N"):
         resolve_device("gpu")
 
 
