@@ -20,7 +20,7 @@ SOURCE = "SOURCE-ONLY: the museum reopened in May 2019 after a two-year renovati
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright); browser test skipped")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install 'veridic[test]'); browser test skipped")
     if CHROMIUM is None:
         pytest.skip("Debian's chromium is not installed (apt-get install -y chromium); browser test skipped")
     with sync_api.sync_playwright() as pw:
