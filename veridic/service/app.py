@@ -320,16 +320,16 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
             if isinstance(p, _Detection):
                 out[i] = p.run(detector)
             else:
-                groups.setdefault(p[3], []).append(i)
+                groups.setdefault(p.config, []).append(i)
         for key, idx in groups.items():
-            verdicts = configured.get(key).score(sources=[items[i][0] for i in idx], claims=[items[i][1] for i in idx],
-                                                 contexts=[items[i][2] for i in idx])
+            verdicts = configured.get(key).score(sources=[items[i].source for i in idx], claims=[items[i].claim for i in idx],
+                                                 contexts=[items[i].context for i in idx])
             for i, v in zip(idx, verdicts):
                 out[i] = v
         return out
 
     def express_pairs(items: list[Any]):
-        return list(express_scorer.score(sources=[p[0] for p in items], claims=[p[1] for p in items], contexts=[p[2] for p in items]))
+        return list(express_scorer.score(sources=[p.source for p in items], claims=[p.claim for p in items], contexts=[p.context for p in items]))
 
     batcher = MicroBatcher(
         score_fn=score_pairs,
@@ -342,7 +342,7 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
         express_fn=None if express_scorer is None else express_pairs,
         express_max_cost=settings.express_tokens,
         # only the server's own configuration (the express copy has no per-request variants), never a detection
-        express_ok=lambda item: not isinstance(item, _Detection) and item[3] is None,
+        express_ok=lambda item: isinstance(item, _Pair) and item.config is None,
     )
 
     @asynccontextmanager
@@ -455,8 +455,8 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
                 _check_unicode(p.id, what=f"pairs[{i}].id")
             splitter, granularity = _splitting(configured.get(key))
             _check_sentences(p.claim, what=f"pairs[{i}].claim", limit=settings.max_claim_sentences, splitter=splitter)
-            pairs.append((p.source, p.claim, normalise_context(p.context), key))
-            costs.append(estimate_pair_cost(*pairs[-1][:3], splitter=splitter, granularity=granularity))
+            pairs.append(_Pair(source=p.source, claim=p.claim, context=normalise_context(p.context), config=key))
+            costs.append(estimate_pair_cost(p.source, p.claim, pairs[-1].context, splitter=splitter, granularity=granularity))
         verdicts = await scheduled(request, pairs, costs, what="Scoring")
         return ScoreResponse(verdicts=[VerdictModel.model_validate(v.to_dict()) for v in verdicts], ids=[p.id for p in req.pairs],
                              model=model_name, method=configured.get(key).name if key is not None else method_name, version=_version())
@@ -529,6 +529,17 @@ def _mount_docs(app, folder, *, title: str) -> None:
     async def redoc():
         return get_redoc_html(openapi_url="/openapi.json", title=f"{title} - ReDoc", redoc_js_url="/docs-assets/redoc.standalone.js",
                               redoc_favicon_url="/docs-assets/favicon.png", with_google_fonts=False)
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """One pair of a /v1/score request as a unit of the scheduler's work. ``config``: the request's scorer
+    configuration (None: the server's own, the only one the express lane runs)."""
+
+    source: str
+    claim: str
+    context: str | None
+    config: Any = None
 
 
 @dataclass(frozen=True)
