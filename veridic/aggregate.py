@@ -13,6 +13,7 @@ claim (sentence); over claim sentences it pools sentence scores into one.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -38,11 +39,11 @@ SOURCE_AGGREGATIONS: dict[str, Callable[[np.ndarray], int]] = {
 
 def _softmin(x: np.ndarray, axis: int = -1, temperature: float = 0.1) -> np.ndarray:
     w = np.exp(-(x - x.min(axis=axis, keepdims=True)) / temperature)
-    return (w * x).sum(axis=axis) / w.sum(axis=axis)
+    return np.asarray((w * x).sum(axis=axis) / w.sum(axis=axis))
 
 
 #: per-sentence scores (last axis) → claim score.
-CLAIM_AGGREGATIONS: dict[str, Callable[..., np.ndarray]] = {
+CLAIM_AGGREGATIONS: dict[str, Callable[..., Any]] = {
     "min": lambda x, axis=-1: np.min(x, axis=axis),  # one unsupported sentence makes the claim unfaithful
     "mean": lambda x, axis=-1: np.mean(x, axis=axis),  # SummaC-ZS
     "softmin": _softmin,  # between the two: dominated by the weakest sentences

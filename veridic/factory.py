@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from veridic.config import ScorerConfig, resolve_config
 from veridic.errors import ConfigError
@@ -73,7 +73,7 @@ def build_scorer(config: ScorerConfig | str | None = None, *, backend: Any = Non
         scorer.name = cfg.label  # the configuration's name is what reports show, whatever the object calls itself
     except AttributeError:
         scorer = PluginScorer(scorer, cfg)
-    return scorer
+    return cast(Scorer, scorer)
 
 
 class PluginScorer:
@@ -88,11 +88,11 @@ class PluginScorer:
         self.sentence_threshold = float(getattr(inner, "sentence_threshold", self.threshold))
 
     def score(self, *, sources: Any, claims: Any, contexts: Any = None, progress: bool = False) -> list[Verdict]:
-        return self.inner.score(sources=sources, claims=claims, contexts=contexts, progress=progress)
+        return list(self.inner.score(sources=sources, claims=claims, contexts=contexts, progress=progress))
 
     def decide(self, score: float, uncertainty: float | None = None) -> Label:
         if hasattr(self.inner, "decide"):
-            return self.inner.decide(score, uncertainty)
+            return cast(Label, self.inner.decide(score, uncertainty))
         return "supported" if score >= self.threshold else "unsupported"
 
     def describe(self) -> dict[str, Any]:
@@ -100,7 +100,7 @@ class PluginScorer:
         return {**d, "name": self.name}
 
 
-_CACHE: dict[tuple, Any] = {}
+_CACHE: dict[tuple[Any, ...], Any] = {}
 _LOCK = threading.Lock()
 
 
