@@ -235,11 +235,30 @@ class NLIScorer:
         contexts: Sequence[Any] | None = None,
         progress: bool = False,
     ) -> list[Verdict]:
-        """Score each claim against its source; returns one :class:`Verdict` per pair."""
+        """Score each claim against its source; returns one :class:`Verdict` per pair.
+
+        Four steps: every claim piece against each of its windows (one model call for all pairs); the best
+        window per piece; that pair's probabilities (Monte-Carlo samples, the structure check and verbatim
+        support applied); the pieces pooled into one verdict per claim.
+        """
         sources, claims, ctx = self._validate(sources, claims, contexts)
         if not sources:
             return []
         units = self._units(sources, claims)
+        premises, hyps = self._pairs(units, ctx)
+        enc = self.backend.predict(premises, hyps, seed=self.seed, progress=progress)
+        scores = self._nli_score(enc)
+        best = [u.first_pair + self._pick(scores[u.first_pair: u.first_pair + len(u.windows)]) for u in units]
+        unit_enc, conflicts = self._unit_probabilities(units, best, enc, premises, hyps, progress=progress)
+        by_example: list[list[int]] = [[] for _ in sources]
+        for ui, u in enumerate(units):
+            by_example[u.example].append(ui)
+        return [self._verdict([units[ui] for ui in uis], [best[ui] for ui in uis], unit_enc[uis], scores,
+                              {row: conflicts[ui] for row, ui in enumerate(uis) if ui in conflicts})
+                for uis in by_example]
+
+    def _pairs(self, units: list[_Unit], ctx: list[str | None]) -> tuple[list[str], list[str]]:
+        """(premise, hypothesis) of every claim piece against each of its windows; records each unit's first pair."""
         premises: list[str] = []
         hyps: list[str] = []
         for u in units:
@@ -248,19 +267,17 @@ class NLIScorer:
             for w in u.windows:
                 premises.append(prefix + w.text)
                 hyps.append(u.claim_span.text)
-        enc = self.backend.predict(premises, hyps, seed=self.seed, progress=progress)
-        scores = self._nli_score(enc)
+        return premises, hyps
 
-        best: list[int] = []
-        for u in units:
-            sl = slice(u.first_pair, u.first_pair + len(u.windows))
-            best.append(u.first_pair + self._pick(scores[sl]))
-
+    def _unit_probabilities(self, units: list[_Unit], best: list[int], enc: np.ndarray, premises: list[str], hyps: list[str], *,
+                            progress: bool) -> tuple[np.ndarray, dict[int, StructureConflict]]:
+        """``[U, k, 3]`` probabilities of each unit's best pair (k Monte-Carlo samples, or 1), with the structure
+        check's contradictions and verbatim copies' entailments written over the model's; and the conflicts found."""
         if self.mc_samples:
-            mc = self.backend.predict([premises[b] for b in best], [hyps[b] for b in best], mc_samples=self.mc_samples, seed=self.seed, progress=progress)
-            unit_enc = mc  # [U, k, 3]
+            unit_enc = self.backend.predict([premises[b] for b in best], [hyps[b] for b in best], mc_samples=self.mc_samples, seed=self.seed,
+                                            progress=progress)
         else:
-            unit_enc = enc[best][:, None, :]  # [U, 1, 3]
+            unit_enc = enc[best][:, None, :]
         copied = [ui for ui, u in enumerate(units) if u.copied is not None]
         conflicts = self._check_structure(units, best, skip=set(copied))
         if conflicts or copied:
@@ -269,63 +286,34 @@ class NLIScorer:
                 unit_enc[ui] = _CONTRADICTION
             for ui in copied:
                 unit_enc[ui] = _ENTAILMENT
-        unit_samples = self._nli_score(unit_enc)  # [U, k]
+        return unit_enc, conflicts
 
-        by_example: list[list[int]] = [[] for _ in sources]
-        for ui, u in enumerate(units):
-            by_example[u.example].append(ui)
-
-        verdicts: list[Verdict] = []
-        for uis in by_example:
-            sample_scores = unit_samples[uis]  # [S, k]
-            claim_samples = self._pool(sample_scores.T, axis=-1)  # [k]
-            score = float(np.mean(claim_samples))
-            uncertainty = float(np.std(claim_samples)) if self.mc_samples else None
-            mean_enc = unit_enc[uis].mean(axis=1)  # [S, 3]
-            # e/n/c of the claim: those of the sentence that decides the score
-            # under min-pooling, the mean over sentences otherwise.
-            sent_scores = sample_scores.mean(axis=1)
-            if self.claim_aggregation == "min":
-                e, n, c = mean_enc[int(np.argmin(sent_scores))]
+    def _verdict(self, units: list[_Unit], best: list[int], unit_enc: np.ndarray, scores: np.ndarray,
+                 conflicts: dict[int, StructureConflict]) -> Verdict:
+        """One claim's verdict from its pieces (``units``, in order), their best pairs and probabilities."""
+        sample_scores = self._nli_score(unit_enc)  # [S, k]
+        claim_samples = self._pool(sample_scores.T, axis=-1)  # [k]
+        score = float(np.mean(claim_samples))
+        uncertainty = float(np.std(claim_samples)) if self.mc_samples else None
+        mean_enc = unit_enc.mean(axis=1)  # [S, 3]
+        # e/n/c of the claim: those of the sentence that decides the score under min-pooling, the mean over sentences otherwise.
+        sent_scores = sample_scores.mean(axis=1)
+        e, n, c = mean_enc[int(np.argmin(sent_scores))] if self.claim_aggregation == "min" else mean_enc.mean(axis=0)
+        sentences = []
+        evidence = []
+        for row, (u, b) in enumerate(zip(units, best)):
+            win = u.windows[b - u.first_pair]
+            if u.copied is not None:
+                ev = Span(start=u.copied.start, end=u.copied.end, text=u.copied.text, label="verbatim", score=float(self._nli_score(_ENTAILMENT)))
             else:
-                e, n, c = mean_enc.mean(axis=0)
-            sentences = []
-            evidence = []
-            for row, ui in enumerate(uis):
-                u = units[ui]
-                win = u.windows[best[ui] - u.first_pair]
-                if u.copied is not None:
-                    ev = Span(start=u.copied.start, end=u.copied.end, text=u.copied.text, label="verbatim", score=float(self._nli_score(_ENTAILMENT)))
-                else:
-                    ev = Span(start=win.start, end=win.end, text=win.text, score=float(scores[best[ui]]))
-                evidence.append(ev)
-                sentences.append(
-                    SentenceVerdict(
-                        span=u.claim_span,
-                        score=float(sent_scores[row]),
-                        e=float(mean_enc[row, 0]),
-                        n=float(mean_enc[row, 1]),
-                        c=float(mean_enc[row, 2]),
-                        uncertainty=float(np.std(sample_scores[row])) if self.mc_samples else None,
-                        evidence=ev,
-                        conflict=conflicts.get(ui),
-                    )
-                )
-            verdicts.append(
-                Verdict(
-                    score=score,
-                    label=self.decide(score, uncertainty),
-                    e=float(e),
-                    n=float(n),
-                    c=float(c),
-                    uncertainty=uncertainty,
-                    method=self.name,
-                    model=str(self.backend.model_id),
-                    sentences=tuple(sentences),
-                    evidence=tuple(evidence),
-                )
-            )
-        return verdicts
+                ev = Span(start=win.start, end=win.end, text=win.text, score=float(scores[b]))
+            evidence.append(ev)
+            sentences.append(SentenceVerdict(
+                span=u.claim_span, score=float(sent_scores[row]), e=float(mean_enc[row, 0]), n=float(mean_enc[row, 1]), c=float(mean_enc[row, 2]),
+                uncertainty=float(np.std(sample_scores[row])) if self.mc_samples else None, evidence=ev, conflict=conflicts.get(row),
+            ))
+        return Verdict(score=score, label=self.decide(score, uncertainty), e=float(e), n=float(n), c=float(c), uncertainty=uncertainty,
+                       method=self.name, model=str(self.backend.model_id), sentences=tuple(sentences), evidence=tuple(evidence))
 
     def _check_structure(self, units: list[_Unit], best: list[int], *, skip: set[int]) -> dict[int, StructureConflict]:
         """Units whose sentence the structure check finds in conflict with its evidence window, by unit index.
