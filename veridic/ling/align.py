@@ -381,88 +381,96 @@ def polarity_clash(sentence: Any, evidence_sentence: Any, *, min_overlap: float)
     return a - sentence.start_char, b - sentence.start_char, doc.text[a:b]
 
 
+class _FlipFinder:
+    """A claim sentence and its aligned evidence sentence, and the flips found between them (first one wins)."""
+
+    def __init__(self, sentence: Any, evidence_sentence: Any):
+        self.s, self.e = sentence, evidence_sentence
+        self.doc, self.edoc = sentence.doc, evidence_sentence.doc
+        self.flips: list[RelationFlip] = []
+
+    def flip(self, a: int, b: int, sugg: str, kind: str, ea: int, eb: int) -> bool:
+        doc, edoc, base = self.doc, self.edoc, self.s.start_char
+        ts, te = doc[a].idx, doc[b - 1].idx + len(doc[b - 1].text)
+        es, ee = edoc[ea].idx, edoc[eb - 1].idx + len(edoc[eb - 1].text)
+        self.flips.append(RelationFlip(ts - base, te - base, doc.text[ts:te], sugg, kind, es, ee))
+        return True
+
+    def negation(self) -> bool:
+        """Negation added or dropped."""
+        root, eroot = self.s.root, self.e.root
+        c_neg = [t for t in self.s if t.dep_ == "neg" or t.lower_ in ("not", "never")]
+        e_neg = [t for t in self.e if t.dep_ == "neg" or t.lower_ in ("not", "never")]
+        if c_neg and not e_neg:
+            t = c_neg[0]
+            if t.lower_ == "n't" and t.i > 0:
+                joined = (self.doc[t.i - 1].text + t.text).lower()
+                return self.flip(t.i - 1, t.i + 1, _NEG_CONTRACTIONS.get(joined, self.doc[t.i - 1].text), "negation", eroot.i, eroot.i + 1)
+            return self.flip(t.i, t.i + 1, "", "negation", eroot.i, eroot.i + 1)
+        if e_neg and not c_neg and root.pos_ in ("VERB", "AUX"):
+            a, b = _verb_group(root)
+            ea, eb = _verb_group(eroot) if eroot.pos_ in ("VERB", "AUX") else (e_neg[0].i, e_neg[0].i + 1)
+            return self.flip(a, b, self.edoc[ea:eb].text, "negation", ea, eb)
+        return False
+
+    def antonym(self, ev_lower: set[str]) -> bool:
+        """The claim has a word whose antonym (and not the word itself) is in the evidence."""
+        for t in self.s:
+            ant = _ANTONYMS.get(t.text) or _ANTONYMS.get(t.lower_)
+            if ant is None or t.lower_ in ev_lower or t.pos_ == "PROPN":
+                continue
+            hit = next((e for e in self.e if e.text.lower() == ant.lower()), None)
+            if hit is not None:
+                return self.flip(t.i, t.i + 1, hit.text, "antonym", hit.i, hit.i + 1)
+        return False
+
+    def _same(self, x: Any, y: Any) -> bool:
+        lx, ly = _lems(self.doc, _phrase(x)), _lems(self.edoc, _phrase(y))
+        return bool(lx) and bool(ly) and (lx <= ly or ly <= lx)
+
+    def arguments(self, ev_lem: set[str]) -> bool:
+        """Under the two root verbs: arguments swapped (same verb, same voice), voice flipped ("X acquired Y" vs
+        "X was acquired by Y"), or another content verb with the same subject and object."""
+        doc, edoc, root, eroot, same = self.doc, self.edoc, self.s.root, self.e.root, self._same
+        if root.pos_ != "VERB" or eroot.pos_ not in ("VERB", "AUX"):
+            return False
+        ca, ea_ = _args(root), _args(eroot)
+        if root.lemma_ == eroot.lemma_ and "nsubj" in ca and "dobj" in ca and "nsubj" in ea_ and "dobj" in ea_:
+            if same(ca["nsubj"], ea_["dobj"]) and same(ca["dobj"], ea_["nsubj"]) and not same(ca["nsubj"], ea_["nsubj"]):
+                s0, s1 = _phrase(ca["nsubj"])
+                o0, o1 = _phrase(ca["dobj"])
+                e_s0, e_s1 = _phrase(ea_["nsubj"])
+                e_o0, e_o1 = _phrase(ea_["dobj"])
+                if s1 <= root.i < o0:
+                    mid = doc.text[doc[s1 - 1].idx + len(doc[s1 - 1].text) : doc[o0].idx]
+                    return self.flip(s0, o1, edoc[e_s0:e_s1].text + mid + edoc[e_o0:e_o1].text, "swap", min(e_s0, e_o0), max(e_s1, e_o1))
+        if root.lemma_ == eroot.lemma_ and "nsubj" in ca and "dobj" in ca and "nsubjpass" in ea_ and "agent" in ea_:
+            if same(ca["nsubj"], ea_["nsubjpass"]) and same(ca["dobj"], ea_["agent"]):
+                a, b = _verb_group(root)
+                e0, e1 = _verb_group(eroot)
+                return self.flip(a, b, edoc[e0:e1].text, "voice", e0, e1)
+        if (root.lemma_.lower() not in _LIGHT_VERBS and eroot.lemma_.lower() not in _LIGHT_VERBS
+                and root.lemma_.lower() != eroot.lemma_.lower() and root.lemma_.lower() not in ev_lem
+                and "nsubj" in ca and "nsubj" in ea_ and same(ca["nsubj"], ea_["nsubj"])
+                # Same subject *and* same object: only then is the verb the one thing that differs.
+                and "dobj" in ca and "dobj" in ea_ and same(ca["dobj"], ea_["dobj"])):
+            a, b = _verb_group(root)
+            e0, e1 = _verb_group(eroot)
+            return self.flip(a, b, edoc[e0:e1].text, "verb", e0, e1)
+        return False
+
+
 def relation_flips(sentence: Any, evidence_sentence: Any, *, min_overlap: float = 0.5) -> list[RelationFlip]:
     """Relation-level differences between a claim sentence and its aligned evidence sentence.
 
     Only when the two share most content (``min_overlap`` of the claim's
     content lemmas, relation words excluded): otherwise they are simply about
-    different things and no minimal edit applies.
+    different things and no minimal edit applies. Checked in order, the first
+    that fires decides: negation, antonym, then the arguments of the root verbs.
     """
-    doc, edoc = sentence.doc, evidence_sentence.doc
-    base = sentence.start_char
-    flips: list[RelationFlip] = []
     ev_lem = content_lemmas(evidence_sentence)
-    ev_lower = {t.lower_ for t in evidence_sentence}
     if _core_overlap(sentence, ev_lem, also=_ANTONYMS) < min_overlap:
-        return flips
-
-    def flip(a: int, b: int, sugg: str, kind: str, ea: int, eb: int) -> None:
-        ts, te = doc[a].idx, doc[b - 1].idx + len(doc[b - 1].text)
-        es, ee = edoc[ea].idx, edoc[eb - 1].idx + len(edoc[eb - 1].text)
-        flips.append(RelationFlip(ts - base, te - base, doc.text[ts:te], sugg, kind, es, ee))
-
-    root = sentence.root
-    eroot = evidence_sentence.root
-    c_neg = [t for t in sentence if t.dep_ == "neg" or t.lower_ in ("not", "never")]
-    e_neg = [t for t in evidence_sentence if t.dep_ == "neg" or t.lower_ in ("not", "never")]
-    # 1. Negation added or dropped.
-    if c_neg and not e_neg:
-        t = c_neg[0]
-        if t.lower_ == "n't" and t.i > 0:
-            joined = (doc[t.i - 1].text + t.text).lower()
-            base_form = _NEG_CONTRACTIONS.get(joined, doc[t.i - 1].text)
-            flip(t.i - 1, t.i + 1, base_form, "negation", eroot.i, eroot.i + 1)
-        else:
-            flip(t.i, t.i + 1, "", "negation", eroot.i, eroot.i + 1)
-        return flips
-    if e_neg and not c_neg and root.pos_ in ("VERB", "AUX"):
-        a, b = _verb_group(root)
-        ea, eb = _verb_group(eroot) if eroot.pos_ in ("VERB", "AUX") else (e_neg[0].i, e_neg[0].i + 1)
-        flip(a, b, edoc[ea:eb].text, "negation", ea, eb)
-        return flips
-    # 2. Antonym: the claim has a word whose antonym (and not the word itself) is in the evidence.
-    for t in sentence:
-        ant = _ANTONYMS.get(t.text) or _ANTONYMS.get(t.lower_)
-        if ant is None or t.lower_ in ev_lower or t.pos_ == "PROPN":
-            continue
-        hit = next((e for e in evidence_sentence if e.text.lower() == ant.lower()), None)
-        if hit is not None:
-            flip(t.i, t.i + 1, hit.text, "antonym", hit.i, hit.i + 1)
-            return flips
-    if root.pos_ != "VERB" or eroot.pos_ not in ("VERB", "AUX"):
-        return flips
-    ca, ea_ = _args(root), _args(eroot)
-
-    def same(x: Any, y: Any) -> bool:
-        lx, ly = _lems(doc, _phrase(x)), _lems(edoc, _phrase(y))
-        return bool(lx) and bool(ly) and (lx <= ly or ly <= lx)
-
-    # 3. Arguments swapped (same verb, same voice).
-    if root.lemma_ == eroot.lemma_ and "nsubj" in ca and "dobj" in ca and "nsubj" in ea_ and "dobj" in ea_:
-        if same(ca["nsubj"], ea_["dobj"]) and same(ca["dobj"], ea_["nsubj"]) and not same(ca["nsubj"], ea_["nsubj"]):
-            s0, s1 = _phrase(ca["nsubj"])
-            o0, o1 = _phrase(ca["dobj"])
-            e_s0, e_s1 = _phrase(ea_["nsubj"])
-            e_o0, e_o1 = _phrase(ea_["dobj"])
-            if s1 <= root.i < o0:
-                mid = doc.text[doc[s1 - 1].idx + len(doc[s1 - 1].text) : doc[o0].idx]
-                sugg = edoc[e_s0:e_s1].text + mid + edoc[e_o0:e_o1].text
-                flip(s0, o1, sugg, "swap", min(e_s0, e_o0), max(e_s1, e_o1))
-                return flips
-    # 4. Voice flipped: "X acquired Y" vs "X was acquired by Y".
-    if root.lemma_ == eroot.lemma_ and "nsubj" in ca and "dobj" in ca and "nsubjpass" in ea_ and "agent" in ea_:
-        if same(ca["nsubj"], ea_["nsubjpass"]) and same(ca["dobj"], ea_["agent"]):
-            a, b = _verb_group(root)
-            e0, e1 = _verb_group(eroot)
-            flip(a, b, edoc[e0:e1].text, "voice", e0, e1)
-            return flips
-    # 5. Another content verb with the same subject and object.
-    if (root.lemma_.lower() not in _LIGHT_VERBS and eroot.lemma_.lower() not in _LIGHT_VERBS
-            and root.lemma_.lower() != eroot.lemma_.lower() and root.lemma_.lower() not in ev_lem
-            and "nsubj" in ca and "nsubj" in ea_ and same(ca["nsubj"], ea_["nsubj"])
-            # Same subject *and* same object: only then is the verb the one thing that differs.
-            and "dobj" in ca and "dobj" in ea_ and same(ca["dobj"], ea_["dobj"])):
-        a, b = _verb_group(root)
-        e0, e1 = _verb_group(eroot)
-        flip(a, b, edoc[e0:e1].text, "verb", e0, e1)
-    return flips
+        return []
+    f = _FlipFinder(sentence, evidence_sentence)
+    _ = f.negation() or f.antonym({t.lower_ for t in evidence_sentence}) or f.arguments(ev_lem)
+    return f.flips
