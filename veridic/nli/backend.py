@@ -32,7 +32,7 @@ import numpy as np
 from veridic.device import DEVICE_HELP, DTYPES, check_device, check_dtype, cpu_supports_bf16
 from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
 from veridic.nli.labels import LabelMap
-from veridic.nli.models import EMBEDDED_MODEL_NAME, KNOWN_CHECKPOINTS, embedded_model_path, resolve_model_path
+from veridic.nli.models import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, KNOWN_CHECKPOINTS, embedded_model_path, resolve_model_path
 
 __all__ = [
     "cpu_supports_bf16",
@@ -45,6 +45,7 @@ __all__ = [
     "embedded_model_path",
     "export_onnx",
     "EMBEDDED_MODEL_NAME",
+    "EMBEDDED_MODELS",
     "KNOWN_CHECKPOINTS",
     "BACKEND_KINDS",
     "check_device",
@@ -333,7 +334,7 @@ class TorchNLIBackend(_TokenizerMixin):
             self.label_map = LabelMap.from_mapping(label_map, num_labels=cfg.num_labels)
         else:
             self.label_map = LabelMap.from_id2label(cfg.id2label)
-        self.model_id = str(model) if kind == "hub" else (EMBEDDED_MODEL_NAME if kind == "embedded" else str(ref))
+        self.model_id = str(model) if kind == "hub" else (Path(ref).name if kind == "embedded" else str(ref))
         self.revision = revision or _read_revision(ref)
         self.kind = kind
         self.num_parameters = sum(p.numel() for p in self.model.parameters())
@@ -508,7 +509,7 @@ class OnnxNLIBackend(_TokenizerMixin):
         # The same limit as the torch backend (the tokenizer's model_max_length counts), so both build the same windows.
         self.max_length = _max_length(max_length, cfg.get("max_position_embeddings"), getattr(self.tokenizer, "model_max_length", None))
         self.batch_size = batch_size
-        self.model_id = (EMBEDDED_MODEL_NAME if kind == "embedded" else str(ref)) + f"#{path.name}"
+        self.model_id = (Path(ref).name if kind == "embedded" else str(ref)) + f"#{path.name}"
         self.revision = _read_revision(ref)
         self.file = path
         self.num_parameters = None

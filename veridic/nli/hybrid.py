@@ -153,7 +153,7 @@ class HybridScorer:
         if model is not None:
             model = str(model).split("#")[0]  # the ONNX backend appends "#file.onnx"
         try:
-            path, _ = resolve_model_path(None if model is None or str(model).startswith("veridic-nli") else model)
+            path, _ = resolve_model_path(model)
         except ModelLoadError:
             path = None
         f = Path(str(path)) / WEIGHTS_FILE if path is not None else None

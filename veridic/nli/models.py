@@ -12,7 +12,7 @@ from pathlib import Path
 
 from veridic.errors import ModelLoadError
 
-__all__ = ["EMBEDDED_MODEL_NAME", "KNOWN_CHECKPOINTS", "embedded_model_path", "resolve_model_path"]
+__all__ = ["EMBEDDED_MODELS", "EMBEDDED_MODEL_NAME", "KNOWN_CHECKPOINTS", "embedded_model_path", "resolve_model_path"]
 
 EMBEDDED_MODEL_NAME = "veridic-nli-minilm-l6"
 
@@ -24,9 +24,16 @@ KNOWN_CHECKPOINTS = {
 }
 
 
-def embedded_model_path() -> Path:
-    """Folder of the model shipped inside the package (may not exist in a dev checkout)."""
-    return Path(str(importlib.resources.files("veridic"))) / "models" / EMBEDDED_MODEL_NAME
+#: NLI models trained by this project and shipped inside the package (``veridic/models/<name>``), selectable by name.
+EMBEDDED_MODELS = {
+    EMBEDDED_MODEL_NAME: "the fast default: MiniLM-L6 (22M parameters), configs/nli-minilm*.yaml",
+    "veridic-nli-mpnet-l6": "the accurate tier: the first 6 layers of MPNet-base (about 67M parameters), configs/nli-base-v*.yaml",
+}
+
+
+def embedded_model_path(name: str = EMBEDDED_MODEL_NAME) -> Path:
+    """Folder of a model shipped inside the package (may not exist in a dev checkout or before it is trained)."""
+    return Path(str(importlib.resources.files("veridic"))) / "models" / name
 
 
 def resolve_model_path(model: str | Path | None) -> tuple[str | Path, str]:
@@ -38,13 +45,17 @@ def resolve_model_path(model: str | Path | None) -> tuple[str | Path, str]:
     ``from_pretrained`` code path, offline if ``HF_HUB_OFFLINE=1``).
     Returns ``(path_or_id, kind)`` with kind in {embedded, directory, package, hub}.
     """
-    if model is None or str(model) in ("embedded", EMBEDDED_MODEL_NAME):
-        path = embedded_model_path()
+    if model is None or str(model) == "embedded":
+        model = EMBEDDED_MODEL_NAME
+    if str(model) in EMBEDDED_MODELS:
+        path = embedded_model_path(str(model))
         if not (path / "config.json").exists():
-            raise ModelLoadError(
-                f"The embedded NLI model is missing: expected {path}/config.json. "
-                "Reinstall veridic (pip install -e .) from a full clone, or pass a model directory with --model / model=."
-            )
+            if str(model) == EMBEDDED_MODEL_NAME:
+                raise ModelLoadError(f"The embedded NLI model is missing: expected {path}/config.json. "
+                                     "Reinstall veridic (pip install -e .) from a full clone, or pass a model directory with --model / model=.")
+            raise ModelLoadError(f"The model {str(model)!r} ({EMBEDDED_MODELS[str(model)]}) is not in this copy of veridic: expected "
+                                 f"{path}/config.json. It ships with releases that include it; meanwhile use the default (no --model), "
+                                 "or train it yourself with the config named above and pass its folder with --model.")
         return path, "embedded"
     p = Path(str(model)).expanduser()
     if p.is_dir():

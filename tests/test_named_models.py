@@ -1,0 +1,34 @@
+"""Shipped models are selected by name; a known model missing from this copy is a clear error, not a hub lookup."""
+
+from __future__ import annotations
+
+import pytest
+
+from veridic.errors import ModelLoadError
+from veridic.nli.models import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, embedded_model_path, resolve_model_path
+
+
+def test_the_default_resolves_by_none_embedded_and_its_name():
+    if not (embedded_model_path() / "config.json").exists():
+        pytest.skip("the embedded model is not in this checkout")
+    assert resolve_model_path(None) == resolve_model_path("embedded") == resolve_model_path(EMBEDDED_MODEL_NAME)
+    assert resolve_model_path(None)[1] == "embedded"
+
+
+def test_a_named_model_absent_from_this_copy_says_what_it_is_and_what_to_do(monkeypatch, tmp_path):
+    import veridic.nli.models as models
+
+    monkeypatch.setattr(models, "embedded_model_path", lambda name=EMBEDDED_MODEL_NAME: tmp_path / name)
+    with pytest.raises(ModelLoadError, match="'veridic-nli-mpnet-l6' .*accurate tier.* is not in this copy of veridic.*use the default"):
+        resolve_model_path("veridic-nli-mpnet-l6")
+    assert "veridic-nli-mpnet-l6" in EMBEDDED_MODELS
+
+
+def test_a_shipped_model_is_named_by_its_folder(monkeypatch, tmp_path):
+    import veridic.nli.models as models
+
+    (tmp_path / "veridic-nli-mpnet-l6").mkdir()
+    (tmp_path / "veridic-nli-mpnet-l6" / "config.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setattr(models, "embedded_model_path", lambda name=EMBEDDED_MODEL_NAME: tmp_path / name)
+    path, kind = resolve_model_path("veridic-nli-mpnet-l6")
+    assert (path.name, kind) == ("veridic-nli-mpnet-l6", "embedded")
