@@ -1,0 +1,131 @@
+"""The learned span tagger: packing, labels, spans from probabilities, training in stages, and the synthetic span corpus."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from veridic.detect.tagger import claim_pieces, pack_source, spans_from_probs
+from veridic.detect.tagger_train import TaggerTrainConfig, held_back, token_labels
+from veridic.errors import ConfigError, ModelLoadError
+
+
+def words(t: str) -> int:
+    return len(t.split())
+
+
+def test_pack_source_keeps_the_sentences_that_share_words_with_the_claim_in_source_order():
+    src = "The weather was fine. Acme hired 200 engineers. Nobody came. Acme is based in Ohio."
+    packed, kept = pack_source(src, "Acme hired 300 engineers in Ohio.", count_tokens=words, budget=12)
+    assert packed == "Acme hired 200 engineers. Acme is based in Ohio." and kept == 2
+    assert pack_source(src, "x", count_tokens=words, budget=100) == (src, 4)
+
+
+def test_claim_pieces_split_long_claims_at_sentence_ends():
+    claim = "One two three. Four five six. Seven eight nine."
+    assert claim_pieces(claim, count_tokens=words, max_tokens=6) == [(0, 29), (30, 47)]
+    assert claim_pieces(claim, count_tokens=words, max_tokens=100) == [(0, 47)]
+    assert claim_pieces("   ", count_tokens=words) == []
+
+
+def test_token_labels_mark_claim_tokens_inside_spans_and_ignore_the_rest():
+    offsets = [(0, 0), (0, 4), (5, 9), (10, 14), (0, 0), (0, 6), (0, 0)]
+    seq = [None, 0, 0, 0, None, 1, None]
+    assert token_labels(offsets, seq, [(5, 9)]) == [-100, 0, 1, 0, -100, -100, -100]
+    assert token_labels(offsets, seq, []) == [-100, 0, 0, 0, -100, -100, -100]
+
+
+def test_spans_from_probs_are_whole_words_joined_over_punctuation():
+    text = "Messi was born in Rosario, Argentina, in 1987."
+    p = np.zeros(len(text))
+    p[text.index("Rosario"):text.index("Rosario") + 3] = 0.9        # part of a word marks the whole word
+    p[text.index("Argentina"):text.index("Argentina") + 9] = 0.8
+    spans = spans_from_probs(text, p, threshold=0.5)
+    assert [(s.text, s.start) for s in spans] == [("Rosario, Argentina", text.index("Rosario"))]
+    assert spans_from_probs(text, p, threshold=0.95) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("ab ,.1")), max_size=40), seed=st.integers(0, 99), thr=st.floats(0.05, 0.95))
+def test_spans_lie_inside_the_text_in_order_and_never_start_on_punctuation(text, seed, thr):
+    p = np.random.default_rng(seed).random(len(text))
+    spans = spans_from_probs(text, p, threshold=thr)
+    last = 0
+    for s in spans:
+        assert last <= s.start < s.end <= len(text) and text[s.start:s.end] == s.text
+        assert s.text[0].isalnum() and s.text[-1].isalnum()
+        last = s.end
+
+
+def test_held_back_rows_are_a_stable_share_by_id():
+    ids = [f"row-{i}" for i in range(2000)]
+    share = sum(held_back(i, 0.2) for i in ids) / len(ids)
+    assert 0.17 < share < 0.23 and held_back("row-7", 0.2) == held_back("row-7", 0.2)
+    assert not any(held_back(i, 0.0) for i in ids)
+
+
+def test_config_is_checked():
+    with pytest.raises(ConfigError, match="max_length >= 64"):
+        TaggerTrainConfig(max_length=8)
+    with pytest.raises(ConfigError, match="held_back_fraction"):
+        TaggerTrainConfig(held_back_fraction=1.0)
+
+
+def test_a_folder_without_tagger_json_is_refused(tmp_path):
+    pytest.importorskip("torch")
+    from veridic.detect.tagger import SpanTagger
+
+    with pytest.raises(ModelLoadError, match="tagger.json"):
+        SpanTagger(tmp_path)
+
+
+def _rows(n: int) -> list[dict]:
+    out = []
+    for i in range(n):
+        claim = f"Acme hired {200 + i} engineers in Ohio."
+        a = claim.index(str(200 + i))
+        spans = [{"start": a, "end": a + 3, "text": claim[a:a + 3], "type": "number"}] if i % 2 else []
+        out.append({"id": f"r{i}", "dataset": "toy", "source": "Acme hired 200 engineers in Ohio. It rained.", "claim": claim, "spans": spans})
+    return out
+
+
+def test_training_in_two_stages_resumes_and_writes_a_tagger(tmp_path, tiny_nli_dir):
+    pytest.importorskip("accelerate")
+    from veridic.detect.tagger import SpanTagger
+    from veridic.detect.tagger_train import train_tagger
+
+    cfg = TaggerTrainConfig(backbone=str(tiny_nli_dir), max_length=64, epochs=2, batch_size=4, held_back_fraction=0.3)
+    first = train_tagger(rows=_rows(24), output_dir=tmp_path / "run", config=cfg, max_minutes=0)
+    assert not first["finished"] and first["step"] >= 1
+    assert list((tmp_path / "run" / "checkpoints").glob("checkpoint-*"))
+    done = train_tagger(rows=_rows(24), output_dir=tmp_path / "run", config=cfg)
+    assert done["finished"] and done["step"] == done["max_steps"] > first["step"]
+    tagger = SpanTagger(done["path"])
+    assert tagger.threshold == done["threshold"] and 0 < tagger.threshold < 1
+    claims = ["Acme hired 500 engineers in Ohio. " * 30, "Acme hired 200 engineers."]
+    for claim, spans in zip(claims, tagger.predict(sources=["Acme hired 200 engineers in Ohio."] * 2, claims=claims)):
+        assert all(0 <= s.start < s.end <= len(claim) and claim[s.start:s.end] == s.text for s in spans)
+
+
+def test_span_corpus_rows_have_exact_spans_and_the_requested_kinds(tmp_path, nlp):
+    from veridic.io.paths import default_data_dir
+    from veridic.synth.spans import build_span_corpus
+
+    data = default_data_dir()
+    if not (data / "nli" / "fnc1.jsonl.gz").exists():
+        pytest.skip(f"the shared data folder is absent ({data}); set VERIDIC_DATA")
+    stats = build_span_corpus(data_dir=data, out=tmp_path / "s.jsonl.gz", nlp=nlp, n=120, seed=3, sources=["fnc1"], progress=False)
+    rows = [json.loads(line) for line in gzip.open(tmp_path / "s.jsonl.gz", "rt", encoding="utf-8")]
+    assert len(rows) == stats["examples"] > 80
+    assert {"faithful", "entity", "addition"} <= set(stats["by_kind"])
+    for r in rows:
+        assert r["label"] == (0 if r["spans"] else 1)
+        for s in r["spans"]:
+            assert r["claim"][s["start"]:s["end"]] == s["text"] and s["text"]
+        if r["meta"]["kind"] == "addition":
+            assert r["spans"][0]["text"] not in r["source"]

@@ -1,0 +1,194 @@
+"""A learned span tagger: which characters of a generated text the source does not support.
+
+Token classification over (claim, source) pairs, the way LettuceDetect does it, on veridic's own backbones.
+The claim goes first so it is never cut; a long source is packed: its sentences ranked by the content words
+they share with the claim piece, the best kept in their original order until the model's window is full (the
+rest is cut, and :meth:`SpanTagger.predict` reports how many source sentences each piece saw). A claim longer
+than :data:`CLAIM_PIECE_TOKENS` tokens is tagged in pieces of whole sentences, each with its own packed source.
+
+A token's probability is that its text is unsupported; a span is a maximal run of words whose probability
+reaches the threshold fitted on held-back training rows (stored beside the weights in ``tagger.json``).
+
+>>> from veridic.detect.tagger import pack_source
+>>> pack_source("Rain fell. Paris is in France. Cats purr.", "Paris is in Spain.", count_tokens=lambda t: len(t.split()), budget=6)
+('Paris is in France.', 1)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
+
+__all__ = ["CLAIM_PIECE_TOKENS", "TAGGER_FILE", "SpanTagger", "TaggedSpan", "claim_pieces", "encode_pair", "pack_source", "spans_from_probs"]
+
+TAGGER_FILE = "tagger.json"
+#: the longest claim piece tagged at once; the rest of the window is the source's
+CLAIM_PIECE_TOKENS = 128
+_WORD = re.compile(r"\w+(?:[-'’.]\w+)*|[^\w\s]")
+
+
+@dataclass(frozen=True)
+class TaggedSpan:
+    """``claim[start:end]``, judged unsupported with probability ``score`` (the mean over its tokens)."""
+
+    start: int
+    end: int
+    text: str
+    score: float
+
+
+def pack_source(source: str, claim: str, *, count_tokens: Callable[[str], int], budget: int) -> tuple[str, int]:
+    """The source sentences that share most content words with ``claim``, in source order, within ``budget`` tokens.
+
+    Returns the packed text and how many sentences it keeps. The whole source when it fits.
+    """
+    from veridic.ling.lexical import content_words
+    from veridic.text import split_sentences
+
+    sents = [s.text for s in split_sentences(source)] or [source]
+    if count_tokens(source) <= budget:
+        return source, len(sents)
+    cw = set(content_words(claim))
+    ranked = sorted(range(len(sents)), key=lambda i: (-len(cw & set(content_words(sents[i]))), i))
+    keep: list[int] = []
+    used = 0
+    for i in ranked:
+        n = count_tokens(sents[i]) + 1
+        if used + n > budget:
+            continue
+        keep.append(i)
+        used += n
+    if not keep:  # one sentence longer than the budget: its beginning
+        return sents[ranked[0]], 1
+    return " ".join(sents[i] for i in sorted(keep)), len(keep)
+
+
+def claim_pieces(claim: str, *, count_tokens: Callable[[str], int], max_tokens: int = CLAIM_PIECE_TOKENS) -> list[tuple[int, int]]:
+    """Character ranges of consecutive claim sentences, each within ``max_tokens`` (a longer sentence alone)."""
+    from veridic.text import split_sentences
+
+    sents = split_sentences(claim) or []
+    if not sents:
+        return [(0, len(claim))] if claim.strip() else []
+    pieces: list[tuple[int, int]] = []
+    start, end, used = sents[0].start, sents[0].end, count_tokens(sents[0].text)
+    for s in sents[1:]:
+        n = count_tokens(s.text)
+        if used + n > max_tokens:
+            pieces.append((start, end))
+            start, used = s.start, 0
+        end = s.end
+        used += n
+    pieces.append((start, end))
+    return pieces
+
+
+def spans_from_probs(text: str, char_probs: np.ndarray, *, threshold: float) -> list[TaggedSpan]:
+    """Maximal runs of words whose probability reaches ``threshold`` (a word's: the max over its characters);
+    punctuation between two marked words joins them, a marked run never starts or ends on punctuation."""
+    words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    marked = [bool(char_probs[a:b].max() >= threshold) if b > a else False for a, b in words]
+    out: list[TaggedSpan] = []
+    i = 0
+    while i < len(words):
+        if not marked[i] or not text[words[i][0]].isalnum():
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(words) and (marked[j + 1] or (not text[words[j + 1][0]].isalnum() and j + 2 < len(words) and marked[j + 2])):
+            j += 1
+        while j > i and not text[words[j][0]].isalnum():
+            j -= 1
+        a, b = words[i][0], words[j][1]
+        out.append(TaggedSpan(a, b, text[a:b], float(char_probs[a:b].mean())))
+        i = j + 1
+    return out
+
+
+class SpanTagger:
+    """A trained tagger folder (weights, tokenizer, ``tagger.json``), run on the CPU with torch.
+
+    ``predict(sources=, claims=)`` gives one list of :class:`TaggedSpan` per claim; ``char_probabilities`` the
+    per-character probabilities behind them. Build one with :func:`veridic.detect.tagger_train.train_tagger`.
+    """
+
+    def __init__(self, model_dir: str | Path, *, threshold: float | None = None, batch_size: int = 16, device: str = "cpu"):
+        try:
+            import torch
+            from transformers import AutoModelForTokenClassification, AutoTokenizer
+        except ImportError as exc:
+            raise MissingDependencyError(exc.name or "torch", extra="torch", purpose="the span tagger") from None
+        from veridic.device import check_device
+
+        self.dir = Path(model_dir).expanduser()
+        meta_file = self.dir / TAGGER_FILE
+        if not meta_file.exists():
+            raise ModelLoadError(f"{str(self.dir)!r} is not a span tagger: expected {TAGGER_FILE} beside its weights "
+                                 "(written by `veridic detect train-tagger`).")
+        self.meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        self.threshold = float(self.meta.get("threshold", 0.5) if threshold is None else threshold)
+        if not 0.0 < self.threshold < 1.0:
+            raise ConfigError(f"threshold must lie in (0, 1); got {self.threshold}.")
+        self.max_length = int(self.meta.get("max_length", 256))
+        self.batch_size = batch_size
+        self._torch = torch
+        self.device = torch.device(check_device(device))
+        self.tokenizer = AutoTokenizer.from_pretrained(self.dir)
+        self.model = AutoModelForTokenClassification.from_pretrained(self.dir).to(self.device).eval()
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+    def encode(self, claim_piece: str, source: str) -> Any:
+        """The model input of one claim piece against its packed source (claim first, never truncated)."""
+        return encode_pair(self.tokenizer, claim_piece, source, max_length=self.max_length, count_tokens=self.count_tokens)
+
+    def char_probabilities(self, *, sources: Sequence[str], claims: Sequence[str]) -> list[np.ndarray]:
+        """For each claim, the probability that each character is unsupported (0 for whitespace)."""
+        if isinstance(sources, str) or isinstance(claims, str) or len(sources) != len(claims):
+            raise InputError("sources and claims must be lists of strings of the same length (one source per claim).")
+        jobs: list[tuple[int, int, dict[str, Any]]] = []
+        for k, (src, clm) in enumerate(zip(sources, claims)):
+            if not isinstance(src, str) or not isinstance(clm, str):
+                raise InputError(f"Pair {k}: source and claim must be strings; got {type(src).__name__} and {type(clm).__name__}.")
+            for a, b in claim_pieces(clm, count_tokens=self.count_tokens):
+                jobs.append((k, a, self.encode(clm[a:b], src)))
+        out = [np.zeros(len(c), dtype=np.float32) for c in claims]
+        torch = self._torch
+        for i in range(0, len(jobs), self.batch_size):
+            part = jobs[i:i + self.batch_size]
+            feats = [{k: v for k, v in j[2].items() if k in ("input_ids", "attention_mask", "token_type_ids")} for j in part]
+            batch = self.tokenizer.pad(feats, return_tensors="pt").to(self.device)
+            with torch.inference_mode():
+                probs = torch.softmax(self.model(**batch).logits.float(), dim=-1)[..., 1].cpu().numpy()
+            for (k, offset, enc), p in zip(part, probs):
+                for t, (sid, (a, b)) in enumerate(zip(enc.sequence_ids(), enc["offset_mapping"])):
+                    if sid == 0 and b > a:
+                        out[k][offset + a: offset + b] = np.maximum(out[k][offset + a: offset + b], p[t])
+        return out
+
+    def predict(self, *, sources: Sequence[str], claims: Sequence[str]) -> list[list[TaggedSpan]]:
+        """The unsupported spans of each claim (character offsets into the claim)."""
+        probs = self.char_probabilities(sources=sources, claims=claims)
+        return [spans_from_probs(c, p, threshold=self.threshold) for c, p in zip(claims, probs)]
+
+    def describe(self) -> dict[str, Any]:
+        return {"tagger": str(self.dir), "threshold": self.threshold, "max_length": self.max_length, **{k: v for k, v in self.meta.items() if k != "threshold"}}
+
+
+def encode_pair(tokenizer: Any, claim_piece: str, source: str, *, max_length: int, count_tokens: Callable[[str], int]) -> Any:
+    """``tokenizer(claim_piece, packed source)`` with offsets: the claim first and never truncated, the source packed
+    (:func:`pack_source`) into what is left of ``max_length``. Training and inference encode through here."""
+    budget = max_length - min(count_tokens(claim_piece), CLAIM_PIECE_TOKENS * 2) - 3
+    packed, _ = pack_source(source, claim_piece, count_tokens=count_tokens, budget=max(16, budget))
+    # A single claim sentence longer than the window (rare) is cut too, rather than failing the batch.
+    mode = "only_second" if count_tokens(claim_piece) < max_length - 19 else "longest_first"
+    return tokenizer(claim_piece, packed, truncation=mode, max_length=max_length, return_offsets_mapping=True)

@@ -1,0 +1,197 @@
+"""Training the span tagger with the ``transformers`` Trainer, in resumable stages on a CPU.
+
+Rows are in the span schema (``source, claim, spans``); each claim piece is encoded against its packed source
+exactly as :class:`~veridic.detect.tagger.SpanTagger` encodes it at inference, and its tokens are labelled 1
+where they overlap a gold span (source and special tokens are ignored). The Trainer owns the loop, the
+checkpoints (model, optimiser, scheduler, RNG and data position) and resuming; a callback stops it cleanly,
+with a checkpoint, when the minutes run out. The decision threshold is fitted afterwards on held-back rows
+(character F1, pooled), never on evaluation data, and stored in ``tagger.json`` beside the final weights.
+
+>>> token_labels([(0, 3), (4, 9), (0, 0)], [0, 0, None], [(4, 9)])
+[0, 1, -100]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from veridic.errors import ConfigError, InputError, MissingDependencyError
+
+__all__ = ["TaggerTrainConfig", "fit_threshold", "held_back", "token_labels", "train_tagger"]
+
+
+@dataclass(frozen=True)
+class TaggerTrainConfig:
+    """What the tagger run is: backbone, window, optimisation and budget (pre-registered in docs/preregistration)."""
+
+    backbone: str = "backbone:all-minilm-l6-v2"
+    max_length: int = 256
+    epochs: float = 2.0
+    lr: float = 5e-5
+    batch_size: int = 16
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.01
+    seed: int = 0
+    save_minutes: float = 15.0
+    held_back_fraction: float = 0.2
+    thresholds: tuple[float, ...] = field(default_factory=lambda: tuple(round(0.05 * i, 2) for i in range(2, 19)))
+
+    def __post_init__(self) -> None:
+        if self.max_length < 64 or self.batch_size < 1 or self.epochs <= 0 or self.lr <= 0:
+            raise ConfigError(f"TaggerTrainConfig: max_length >= 64, batch_size >= 1, epochs > 0 and lr > 0 are required; got {self}.")
+        if not 0 <= self.held_back_fraction < 1:
+            raise ConfigError(f"held_back_fraction must lie in [0, 1); got {self.held_back_fraction}.")
+
+
+def held_back(row_id: str, fraction: float) -> bool:
+    """Whether a training row is held back for the threshold (a stable hash of its id, independent of order)."""
+    return int(hashlib.sha1(row_id.encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF < fraction
+
+
+def token_labels(offsets: Sequence[tuple[int, int]], sequence_ids: Sequence[int | None], spans: Sequence[tuple[int, int]]) -> list[int]:
+    """1 for a claim token overlapping a span, 0 for another claim token, -100 (ignored) for the rest."""
+    out = []
+    for (a, b), sid in zip(offsets, sequence_ids):
+        if sid != 0 or b <= a:
+            out.append(-100)
+        else:
+            out.append(int(any(a < e and s < b for s, e in spans)))
+    return out
+
+
+def _features(rows: Sequence[dict[str, Any]], tokenizer: Any, *, max_length: int) -> list[dict[str, Any]]:
+    from veridic.detect.tagger import claim_pieces, encode_pair
+
+    def count(t: str) -> int:
+        return len(tokenizer(t, add_special_tokens=False, verbose=False)["input_ids"])
+
+    feats = []
+    for r in rows:
+        claim = r["claim"]
+        for a, b in claim_pieces(claim, count_tokens=count):
+            enc = encode_pair(tokenizer, claim[a:b], r["source"], max_length=max_length, count_tokens=count)
+            spans = [(max(0, s["start"] - a), min(b, s["end"]) - a) for s in r["spans"] if s["end"] > a and s["start"] < b]
+            feat = {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
+            feat["labels"] = token_labels(enc["offset_mapping"], enc.sequence_ids(), spans)
+            feats.append(feat)
+    return feats
+
+
+def _char_f1(rows: Sequence[dict[str, Any]], probs: Sequence[np.ndarray], threshold: float) -> float:
+    from veridic.detect.tagger import spans_from_probs
+
+    tp = pred = gold = 0
+    for r, p in zip(rows, probs):
+        claim = r["claim"]
+        g = np.zeros(len(claim), bool)
+        for s in r["spans"]:
+            g[s["start"]:s["end"]] = True
+        m = np.zeros(len(claim), bool)
+        for s in spans_from_probs(claim, p, threshold=threshold):
+            m[s.start:s.end] = True
+        keep = np.array([not ch.isspace() for ch in claim], bool)
+        g, m = g & keep, m & keep
+        tp += int((g & m).sum())
+        pred += int(m.sum())
+        gold += int(g.sum())
+    return 0.0 if tp == 0 else 2 * tp / (pred + gold)
+
+
+def fit_threshold(tagger: Any, rows: Sequence[dict[str, Any]], thresholds: Sequence[float]) -> tuple[float, dict[str, float]]:
+    """The threshold with the best pooled character F1 on ``rows`` (ties: the higher threshold, fewer flags)."""
+    if not rows:
+        raise InputError("No held-back rows to fit the threshold on; raise held_back_fraction.")
+    probs = tagger.char_probabilities(sources=[r["source"] for r in rows], claims=[r["claim"] for r in rows])
+    scores = {float(t): _char_f1(rows, probs, t) for t in thresholds}
+    best = max(scores, key=lambda t: (scores[t], t))
+    return best, scores
+
+
+def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, config: TaggerTrainConfig = TaggerTrainConfig(),
+                 max_minutes: float | None = None, resume: bool = True, data_card: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Train on ``rows`` (span schema; those :func:`held_back` are kept for the threshold), writing checkpoints to
+    ``output_dir/checkpoints`` and, when training finishes, the tagger to ``output_dir/final``.
+
+    With ``max_minutes`` the run stops with a checkpoint before the time is up; calling again with ``resume``
+    continues from the newest checkpoint. Returns a summary (``finished``, steps, threshold and held-back F1).
+    """
+    try:
+        import torch
+        from transformers import AutoModelForTokenClassification, AutoTokenizer, DataCollatorForTokenClassification, Trainer, TrainerCallback, TrainingArguments
+    except ImportError as exc:
+        raise MissingDependencyError(exc.name or "transformers", extra="train", purpose="training the span tagger") from None
+    from veridic.detect.tagger import TAGGER_FILE, SpanTagger
+    from veridic.device import cpu_supports_bf16
+    from veridic.train.backbones import resolve_backbone_ref
+
+    out = Path(output_dir).expanduser()
+    if not rows:
+        raise InputError("No training rows were given to the tagger.")
+    train_rows = [r for r in rows if not held_back(str(r["id"]), config.held_back_fraction)]
+    held_rows = [r for r in rows if held_back(str(r["id"]), config.held_back_fraction) and r.get("dataset") != "synthetic"]
+    base = resolve_backbone_ref(config.backbone) or Path(config.backbone).expanduser()
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    # A backbone may carry another head (an NLI classifier): the token head is new either way.
+    model = AutoModelForTokenClassification.from_pretrained(base, num_labels=2, id2label={0: "supported", 1: "unsupported"},
+                                                            label2id={"supported": 0, "unsupported": 1}, ignore_mismatched_sizes=True)
+    torch.manual_seed(config.seed)
+    feats = _features(train_rows, tokenizer, max_length=config.max_length)
+
+    class _Data(torch.utils.data.Dataset):
+        def __len__(self) -> int:
+            return len(feats)
+
+        def __getitem__(self, i: int) -> dict[str, Any]:
+            return feats[i]
+
+    deadline = None if max_minutes is None else time.monotonic() + max_minutes * 60
+
+    class _Budget(TrainerCallback):
+        """Save and stop when the stage's minutes are spent (a checkpoint lets the next stage resume)."""
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            if deadline is not None and time.monotonic() > deadline:
+                control.should_save = True
+                control.should_training_stop = True
+            return control
+
+    args = TrainingArguments(
+        output_dir=str(out / "checkpoints"), num_train_epochs=config.epochs, learning_rate=config.lr,
+        per_device_train_batch_size=config.batch_size, warmup_steps=config.warmup_ratio, weight_decay=config.weight_decay,
+        lr_scheduler_type="linear", seed=config.seed, data_seed=config.seed, logging_steps=25, save_strategy="steps",
+        save_steps=max(50, int(config.save_minutes * 60 / 2)), save_total_limit=2, report_to=[], use_cpu=True,
+        bf16=cpu_supports_bf16(), dataloader_num_workers=0, disable_tqdm=False,
+    )
+    trainer = Trainer(model=model, args=args, train_dataset=_Data(), data_collator=DataCollatorForTokenClassification(tokenizer),
+                      callbacks=[_Budget()])
+    last = None
+    if resume and (out / "checkpoints").is_dir():
+        ckpts = sorted((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+        last = str(ckpts[-1]) if ckpts else None
+    trainer.train(resume_from_checkpoint=last)
+    state = trainer.state
+    finished = state.global_step >= state.max_steps
+    summary: dict[str, Any] = {"finished": finished, "step": state.global_step, "max_steps": state.max_steps,
+                               "train_rows": len(train_rows), "train_pieces": len(feats), "held_back_rows": len(held_rows)}
+    if not finished:
+        return summary
+    final = out / "final"
+    trainer.save_model(str(final))
+    tokenizer.save_pretrained(str(final))
+    meta = {"max_length": config.max_length, "threshold": 0.5, "config": asdict(config), "data": data_card or {}}
+    (final / TAGGER_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    threshold, scores = fit_threshold(SpanTagger(final), held_rows, config.thresholds)
+    meta.update({"threshold": threshold, "held_back_char_f1": scores[threshold], "threshold_scan": scores})
+    from veridic.io.atomic import atomic_write_text
+
+    atomic_write_text(final / TAGGER_FILE, json.dumps(meta, indent=2) + "\n")
+    summary.update({"threshold": threshold, "held_back_char_f1": scores[threshold], "path": str(final)})
+    return summary

@@ -1,0 +1,181 @@
+"""Training data for the span tagger: faithful text with errors inserted at exact character spans.
+
+Each example is a source (a window of a real document) and a claim drawn from it, in the span schema of
+``shared/data/spans`` (``id, dataset, task, source, context, claim, label, spans, split, meta``; ``label`` 1
+when no span is marked). Claims come from :class:`~veridic.synth.perturb.SyntheticGenerator`'s sentence and
+two-sentence kinds, so each error is one edit with known offsets:
+
+* ``entity`` — an entity swapped for another of its type; ``number`` — a number or date changed;
+* ``relation`` — two arguments exchanged; ``negation`` — a negation added or removed; ``antonym``;
+* ``addition`` — a faithful claim followed by a sentence the source does not hold (from elsewhere in the
+  document, or from another document): an unverifiable addition or an invented clause;
+* ``faithful`` — extracts and compressions, no span.
+
+Documents whose text appears in any evaluation source are left out (8-word shingles), so no evaluation
+source is ever trained on.
+
+>>> kind_share(KIND_SHARES)["faithful"]
+0.35
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from veridic.errors import ConfigError, InputError
+
+__all__ = ["KIND_SHARES", "SPAN_TYPES", "build_span_corpus", "eval_shingles", "kind_share", "pairs_to_examples"]
+
+#: Share of each kind among the synthetic examples. The evaluation sets annotate entities, predicates,
+#: circumstances and additions; entity errors dominate them (EntFA annotates only entities), so entity and
+#: number swaps take the largest share of the errors, and a third of the claims are faithful.
+KIND_SHARES: dict[str, float] = {
+    "faithful": 0.35,
+    "entity": 0.20,
+    "number": 0.10,
+    "relation": 0.08,
+    "negation": 0.07,
+    "antonym": 0.04,
+    "addition": 0.16,
+}
+
+#: generator kinds behind each span type
+_GENERATOR_KINDS: dict[str, tuple[str, ...]] = {
+    "faithful": ("extract", "compress", "doc_entailment"),
+    "entity": ("entity_swap",),
+    "number": ("number_change",),
+    "relation": ("swap_args",),
+    "negation": ("negation",),
+    "antonym": ("antonym",),
+    "addition": ("neutral_same_doc", "neutral_other_doc"),
+}
+SPAN_TYPES = tuple(k for k in KIND_SHARES if k != "faithful")
+_SHINGLE = 8
+
+
+def kind_share(shares: Mapping[str, float]) -> dict[str, float]:
+    """``shares`` checked (known kinds, non-negative, summing to 1) and returned as a plain dict."""
+    unknown = set(shares) - set(_GENERATOR_KINDS)
+    if unknown:
+        raise ConfigError(f"Unknown span kinds {sorted(unknown)}; expected {sorted(_GENERATOR_KINDS)}.")
+    if any(v < 0 for v in shares.values()) or abs(sum(shares.values()) - 1.0) > 1e-6:
+        raise ConfigError(f"Kind shares must be >= 0 and sum to 1; got {dict(shares)} (sum {sum(shares.values()):.3f}).")
+    return dict(shares)
+
+
+def _shingles(text: str) -> set[int]:
+    words = re.findall(r"\w+", text.lower())
+    return {int(hashlib.blake2b(" ".join(words[i:i + _SHINGLE]).encode(), digest_size=8).hexdigest(), 16)
+            for i in range(max(0, len(words) - _SHINGLE + 1))}
+
+
+def eval_shingles(texts: Iterable[str]) -> set[int]:
+    """8-word shingles of the evaluation sources: a document sharing one with them is not used."""
+    out: set[int] = set()
+    for t in texts:
+        out |= _shingles(t)
+    return out
+
+
+def pairs_to_examples(pairs: Sequence[Any], *, rng: random.Random, other_sentences: Sequence[str]) -> list[dict[str, Any]]:
+    """Generator pairs as span examples. Neutral pairs become additions: a faithful sentence of the source
+    followed by the neutral sentence, whose characters are the span."""
+    kind_of = {g: k for k, gs in _GENERATOR_KINDS.items() for g in gs}
+    out = []
+    for p in pairs:
+        kind = kind_of.get(p.kind)
+        if kind is None:
+            continue
+        claim, spans = p.hypothesis, []
+        if kind == "addition":
+            src_sents = [s for s in re.split(r"(?<=[.!?])\s+", p.premise) if len(s.split()) >= 5]
+            lead = rng.choice(src_sents) if src_sents else ""
+            added = p.hypothesis if p.kind == "neutral_same_doc" or not other_sentences else rng.choice(other_sentences)
+            claim = (lead + " " + added).strip()
+            spans = [(len(claim) - len(added), len(claim), "addition")]
+        elif kind != "faithful":
+            if p.changed_span is None:
+                continue
+            spans = [(p.changed_span[0], p.changed_span[1], kind)]
+        out.append({"source": p.premise, "claim": claim, "spans": spans, "kind": kind, "doc_id": p.doc_id, "generator_kind": p.kind})
+    return out
+
+
+def _widen(ex: dict[str, Any], docs: Mapping[str | None, Any], rng: random.Random) -> dict[str, Any]:
+    """The example's source widened to 4-10 sentences of its document around the generator's window, as
+    evaluation sources are whole articles and chats; an addition's sentence is never let into the source."""
+    doc = docs.get(ex["doc_id"])
+    if doc is None:
+        return ex
+    sents = list(doc.sentences)
+    first = next((i for i, s in enumerate(sents) if ex["source"].startswith(s)), None)
+    if first is None:
+        return ex
+    size = rng.randint(4, 10)
+    a = max(0, first - rng.randint(0, size // 2))
+    source = " ".join(sents[a:a + size])
+    if ex["source"] not in source or any(source.find(ex["claim"][s:e]) >= 0 for s, e, t in ex["spans"] if t == "addition"):
+        return ex
+    return {**ex, "source": source}
+
+
+def build_span_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any, n: int, seed: int = 0,
+                      sources: Sequence[str] = ("fnc1", "semiauto_wiki", "control", "mnli"),
+                      exclude: set[int] | None = None, shares: Mapping[str, float] = KIND_SHARES,
+                      progress: bool = True) -> dict[str, Any]:
+    """Generate about ``n`` span examples over ``sources`` (:data:`veridic.synth.corpus.DEFAULT_SOURCES` names) and
+    write them to ``out`` (JSON lines, gzip, atomically). ``exclude``: shingles of text never to train on
+    (:func:`eval_shingles` of the evaluation sources). Returns counts per kind."""
+    from veridic.io.atomic import atomic_path
+    from veridic.synth.corpus import contrast_documents
+    from veridic.synth.perturb import SyntheticGenerator
+
+    if n < 1:
+        raise ConfigError(f"n must be >= 1; got {n}.")
+    shares = kind_share(shares)
+    docs = contrast_documents(data_dir=data_dir, sources=sources)
+    if exclude:
+        docs = [d for d in docs if not (_shingles(" ".join(d.sentences)) & exclude)]
+    if not docs:
+        raise InputError(f"No documents left in sources {list(sources)} after removing those that share text with the evaluation sources.")
+    rng = random.Random(seed)
+    rng.shuffle(docs)
+    # Ask the generator for more than needed per kind: some candidates yield no edit.
+    counts: Counter[str] = Counter()
+    for kind, share in shares.items():
+        gens = _GENERATOR_KINDS[kind]
+        for g in gens:
+            counts[g] += int(round(n * share / len(gens) * 1.3)) + 1
+    gen = SyntheticGenerator(nlp=nlp, seed=seed)
+    # About two examples per document keep the parse (the slow part) proportional to n.
+    pairs = gen.generate(documents=docs[: max(300, n // 2)], counts=dict(counts), progress=progress)
+    other = [p.hypothesis for p in pairs if p.kind == "neutral_other_doc"]
+    examples = [_widen(ex, {d.doc_id: d for d in docs}, rng) for ex in pairs_to_examples(pairs, rng=rng, other_sentences=other)]
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for ex in examples:
+        by_kind.setdefault(ex["kind"], []).append(ex)
+    chosen: list[dict[str, Any]] = []
+    for kind, share in shares.items():
+        pool = by_kind.get(kind, [])
+        rng.shuffle(pool)
+        chosen.extend(pool[: int(round(n * share))])
+    rng.shuffle(chosen)
+    out = Path(out)
+    stats = Counter(ex["kind"] for ex in chosen)
+    with atomic_path(out) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
+        for i, ex in enumerate(chosen):
+            claim = ex["claim"]
+            spans = [{"start": a, "end": b, "text": claim[a:b], "type": t} for a, b, t in ex["spans"]]
+            row = {"id": f"synthetic-{seed}-{i}", "dataset": "synthetic", "task": "summarization", "source": ex["source"], "context": None,
+                   "claim": claim, "label": 0 if spans else 1, "spans": spans, "split": "train",
+                   "meta": {"kind": ex["kind"], "generator_kind": ex["generator_kind"], "doc_id": ex["doc_id"]}}
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return {"path": str(out), "examples": len(chosen), "by_kind": dict(sorted(stats.items())), "documents": len(docs)}
