@@ -310,40 +310,7 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
     method_name = str(getattr(scorer, "name", info.get("name", "unknown")))
 
     configured = _RequestScorers(scorer, max_mc_samples=settings.max_mc_samples)
-
-    def score_pairs(items: list[Any]):
-        # A micro-batch may mix requests with different scorer options (one scorer call per configuration)
-        # and detections (each its own detector call, in this same model thread, so it is scheduled like a pair).
-        out: list[Any] = [None] * len(items)
-        groups: dict[Any, list[int]] = {}
-        for i, p in enumerate(items):
-            if isinstance(p, _Detection):
-                out[i] = p.run(detector)
-            else:
-                groups.setdefault(p.config, []).append(i)
-        for key, idx in groups.items():
-            verdicts = configured.get(key).score(sources=[items[i].source for i in idx], claims=[items[i].claim for i in idx],
-                                                 contexts=[items[i].context for i in idx])
-            for i, v in zip(idx, verdicts):
-                out[i] = v
-        return out
-
-    def express_pairs(items: list[Any]):
-        return list(express_scorer.score(sources=[p.source for p in items], claims=[p.claim for p in items], contexts=[p.context for p in items]))
-
-    batcher = MicroBatcher(
-        score_fn=score_pairs,
-        max_pairs=settings.max_batch if settings.batching else 1,
-        max_wait_ms=settings.batch_ms if settings.batching else 0,
-        max_queue_pairs=settings.max_queue_pairs,
-        on_batch=metrics.observe_batch,
-        max_batch_cost=settings.max_batch_tokens,
-        on_drop=metrics.dropped.inc,
-        express_fn=None if express_scorer is None else express_pairs,
-        express_max_cost=settings.express_tokens,
-        # only the server's own configuration (the express copy has no per-request variants), never a detection
-        express_ok=lambda item: isinstance(item, _Pair) and item.config is None,
-    )
+    batcher = _make_batcher(configured=configured, detector=detector, express_scorer=express_scorer, settings=settings, metrics=metrics)
 
     @asynccontextmanager
     async def lifespan(app):
@@ -369,6 +336,56 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
     app.state.metrics = metrics
     app.state.settings = settings
 
+    _add_error_handlers(app)
+    _add_routes(app, _Service(settings=settings, metrics=metrics, batcher=batcher, configured=configured, detector=detector, info=info,
+                              model_name=model_name, method_name=method_name))
+    # Outermost user middleware, so it also sees requests FastAPI rejects (404, 405, 422).
+    app.add_middleware(_Guard, settings=settings, metrics=metrics)
+    return app
+
+
+def _make_batcher(*, configured: _RequestScorers, detector: Any, express_scorer: Any, settings: ServiceSettings,
+                  metrics: _Metrics) -> MicroBatcher:
+    """The fair scheduler over the model thread: one scorer call per configuration in a micro-batch, detections
+    run in the same thread, and the express lane for cheap pairs of the server's own configuration."""
+    def score_pairs(items: list[Any]):
+        # A micro-batch may mix requests with different scorer options (one scorer call per configuration)
+        # and detections (each its own detector call, in this same model thread, so it is scheduled like a pair).
+        out: list[Any] = [None] * len(items)
+        groups: dict[Any, list[int]] = {}
+        for i, p in enumerate(items):
+            if isinstance(p, _Detection):
+                out[i] = p.run(detector)
+            else:
+                groups.setdefault(p.config, []).append(i)
+        for key, idx in groups.items():
+            verdicts = configured.get(key).score(sources=[items[i].source for i in idx], claims=[items[i].claim for i in idx],
+                                                 contexts=[items[i].context for i in idx])
+            for i, v in zip(idx, verdicts):
+                out[i] = v
+        return out
+
+    def express_pairs(items: list[Any]):
+        return list(express_scorer.score(sources=[p.source for p in items], claims=[p.claim for p in items], contexts=[p.context for p in items]))
+
+    return MicroBatcher(
+        score_fn=score_pairs,
+        max_pairs=settings.max_batch if settings.batching else 1,
+        max_wait_ms=settings.batch_ms if settings.batching else 0,
+        max_queue_pairs=settings.max_queue_pairs,
+        on_batch=metrics.observe_batch,
+        max_batch_cost=settings.max_batch_tokens,
+        on_drop=metrics.dropped.inc,
+        express_fn=None if express_scorer is None else express_pairs,
+        express_max_cost=settings.express_tokens,
+        # only the server's own configuration (the express copy has no per-request variants), never a detection
+        express_ok=lambda item: isinstance(item, _Pair) and item.config is None,
+    )
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Every error as the documented JSON body: service errors, validation (400 for a body that is not JSON, 422
+    for bad values), library errors, HTTP errors and, logged, anything unexpected."""
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError):
         return _error(exc.status, exc.kind, exc.message, headers=exc.headers)
@@ -402,35 +419,55 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
         log.error("unhandled error", exc_info=exc, extra={"fields": {"request_id": request.scope.get("state", {}).get("request_id")}})
         return _error(500, "internal_error", "The service failed on this request; the log has the details (look up the x-request-id header).")
 
-    async def scheduled(request: Request, items: list[Any], costs: list[int], *, what: str) -> list[Any]:
+
+@dataclass
+class _Service:
+    """What the routes share: the settings, the metrics, the scheduler, the scorers and what was loaded."""
+
+    settings: ServiceSettings
+    metrics: _Metrics
+    batcher: MicroBatcher
+    configured: _RequestScorers
+    detector: Any
+    info: dict[str, Any]
+    model_name: str
+    method_name: str
+
+    async def scheduled(self, request: Request, items: list[Any], costs: list[int], *, what: str) -> list[Any]:
         """Run ``items`` through the fair scheduler under the request's deadline; drop them when the client leaves."""
-        if sum(costs) > settings.max_request_tokens:
+        if sum(costs) > self.settings.max_request_tokens:
             raise ServiceError(413, "too_large", f"The request would cost about {sum(costs):,} model tokens (source tokens x claim sentences + claim tokens, summed over pairs); "
-                                                 f"the budget is {settings.max_request_tokens:,} (--max-request-tokens). Send fewer or shorter pairs per request.")
+                                                 f"the budget is {self.settings.max_request_tokens:,} (--max-request-tokens). Send fewer or shorter pairs per request.")
         fields = request.scope["state"].setdefault("log_fields", {})
         fields["pairs"] = len(items)
         fields["tokens"] = sum(costs)
-        work = asyncio.ensure_future(batcher.submit(items, timeout=settings.timeout_s, costs=costs))
+        work = asyncio.ensure_future(self.batcher.submit(items, timeout=self.settings.timeout_s, costs=costs))
         try:
             # poll for a vanished client while waiting: uvicorn does not cancel a handler whose client left
             while not work.done():
                 await asyncio.wait({work}, timeout=_DISCONNECT_POLL_S)
                 if not work.done() and await request.is_disconnected():
                     work.cancel()
-                    metrics.abandoned.labels(reason="client_disconnected").inc()
+                    self.metrics.abandoned.labels(reason="client_disconnected").inc()
                     raise ServiceError(499, "client_closed_request", "The client closed the connection; the request's queued work was dropped.")
             return work.result()
         except Overloaded as exc:
             raise ServiceError(503, "overloaded", str(exc), headers={"retry-after": "1"}) from None
         except TimeoutError:
-            metrics.abandoned.labels(reason="deadline").inc()
-            raise ServiceError(408, "timeout", f"{what} did not finish within {settings.timeout_s:g} s (--timeout, the server-side deadline); its unscored work was dropped. "
+            self.metrics.abandoned.labels(reason="deadline").inc()
+            raise ServiceError(408, "timeout", f"{what} did not finish within {self.settings.timeout_s:g} s (--timeout, the server-side deadline); its unscored work was dropped. "
                                                "The service is busy or the texts are long: retry, or send fewer/shorter texts.") from None
         finally:
             if not work.done():
                 work.cancel()
-            metrics.queued.set(batcher.queued_pairs)
-        metrics.express_batches.set(batcher.express_batches)
+            self.metrics.queued.set(self.batcher.queued_pairs)
+        self.metrics.express_batches.set(self.batcher.express_batches)
+
+
+def _add_routes(app: FastAPI, svc: _Service) -> None:
+    """/v1/score, /v1/detect, /v1/health, /v1/models and /metrics over the shared service state."""
+    settings, metrics, batcher, configured, detector = svc.settings, svc.metrics, svc.batcher, svc.configured, svc.detector
+    info, model_name, method_name, scheduled = svc.info, svc.model_name, svc.method_name, svc.scheduled
 
     @app.post("/v1/score", response_model=ScoreResponse, responses=_ERRORS, summary="Score claims against their sources")
     async def score(req: ScoreRequest, request: Request) -> ScoreResponse:
@@ -489,10 +526,6 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
         metrics.queued.set(batcher.queued_pairs)
         metrics.express_batches.set(batcher.express_batches)
         return Response(prom.generate_latest(metrics.registry), media_type=prom.CONTENT_TYPE_LATEST)
-
-    # Outermost user middleware, so it also sees requests FastAPI rejects (404, 405, 422).
-    app.add_middleware(_Guard, settings=settings, metrics=metrics)
-    return app
 
 
 def _docs_assets():
