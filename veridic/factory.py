@@ -7,8 +7,8 @@ check, the hybrid weights shipped with the model) is attached here, so equal con
 equal scorers.
 
 >>> s = build_scorer("overlap")
->>> [round(v.score, 2) for v in s.score(sources=["The cat sat on the mat."], claims=["The cat sat on a hat."])]
-[0.67]
+>>> round(s.score(sources=["The cat sat on the mat."], claims=["The cat sat on a hat."])[0].score, 2)
+0.67
 >>> s.decide(0.67), s.granularity
 ('supported', 'document')
 """
