@@ -50,6 +50,7 @@ import hashlib
 import re
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as _PoolTimeout
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -111,32 +112,89 @@ def create_app(*, db: str | None = None, store: Store | None = None, secret: str
     if hash_workers < 1:
         raise ConfigError(f"hash_workers must be >= 1; got {hash_workers}.")
     del secret
+    store = _open_store(db=db, store=store)
+    if session_hours <= 0:
+        raise ConfigError(f"session_hours must be > 0; got {session_hours}.")
+    templates = Jinja2Templates(directory=str(TEMPLATES))
+    templates.env.globals["fmt"] = _fmt
+    site = _Site(store=store, throttle=throttle or LoginThrottle(),
+                 # scrypt takes 16 MiB per check: a few threads of our own hash, so the memory is bounded and the pages' threads stay free
+                 hashing=ThreadPoolExecutor(max_workers=hash_workers, thread_name_prefix="ais-scrypt"),
+                 templates=templates, ttl_s=session_hours * 3600, secure_cookies=secure_cookies, n_resamples=n_resamples)
+    app = FastAPI(title="veridic AIS", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.store = site.store
+    app.state.throttle = site.throttle
+    app.state.hashing = site.hashing
+    _add_guards(app, site, trusted={urlsplit(o).netloc.lower() for o in trusted_origins if o}, max_body_bytes=max_body_bytes,
+                body_timeout_s=body_timeout_s)
+    _add_session_routes(app, site)
+    _add_annotation_routes(app, site)
+    _add_admin_routes(app, site)
+    _add_api_routes(app, site)
+    return app
+
+
+def _open_store(*, db: str | None, store: Store | None) -> Store:
+    """``store``, or a :class:`Store` opened on ``db``; either way one whose database holds server-side sessions."""
     if store is None:
         if db is None:
             raise InputError("create_app needs db= (URL or SQLite path) or store=.")
         store = Store(db)
     if not store.has_sessions_table():
         raise ConfigError(f"The database {store.url.split('@')[-1]} predates server-side sessions; upgrade it with `veridic ais init --db ...` (keeps all data).")
-    if session_hours <= 0:
-        raise ConfigError(f"session_hours must be > 0; got {session_hours}.")
-    ttl_s = session_hours * 3600
-    throttle = throttle or LoginThrottle()
-    # scrypt takes 16 MiB per check: a few threads of our own hash, so the memory is bounded and the pages' threads stay free
-    hashing = ThreadPoolExecutor(max_workers=hash_workers, thread_name_prefix="ais-scrypt")
-    trusted = {urlsplit(o).netloc.lower() for o in trusted_origins if o}
-    app = FastAPI(title="veridic AIS", docs_url=None, redoc_url=None, openapi_url=None)
-    security_headers = _security_headers()
+    return store
 
-    def check_password(name: str, password: str) -> int | None | bool:
+
+@dataclass
+class _Site:
+    """What the routes share: the store, the login throttle, the password-hashing pool, the templates and the
+    session settings, with the dependencies (``user``, ``admin``) and answers (``page``, ``logged_in``) built on them."""
+
+    store: Store
+    throttle: LoginThrottle
+    hashing: ThreadPoolExecutor
+    templates: Jinja2Templates
+    ttl_s: float
+    secure_cookies: bool
+    n_resamples: int
+
+    def check_password(self, name: str, password: str) -> int | None | bool:
         """The annotator's id, None for a wrong password, False when the pool is too busy (60 s)."""
         try:
-            return hashing.submit(store.authenticate, name, password).result(timeout=60)
+            return self.hashing.submit(self.store.authenticate, name, password).result(timeout=60)
         except _PoolTimeout:
             return False
-    templates = Jinja2Templates(directory=str(TEMPLATES))
-    templates.env.globals["fmt"] = _fmt
-    app.state.store = store
-    app.state.throttle = throttle
+
+    def user(self, request: Request) -> dict[str, Any]:
+        """The logged-in annotator (a route dependency); pages without a session go to /login, the API answers 401."""
+        u = self.store.session_user(request.cookies.get(COOKIE))
+        if u is None:
+            raise _NeedLogin(api=request.url.path.startswith("/api/"))
+        return u
+
+    def admin(self, request: Request) -> dict[str, Any]:
+        """The logged-in annotator when an admin (a route dependency); 403 for anyone else."""
+        u = self.user(request)
+        if not u["admin"]:
+            raise HTTPException(status_code=403, detail="admin only")
+        return u
+
+    def page(self, request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        return self.templates.TemplateResponse(request, name, ctx, status_code=status)
+
+    def logged_in(self, response, uid: int):
+        """``response`` with a new session cookie for annotator ``uid``."""
+        response.set_cookie(COOKIE, self.store.create_session(uid, ttl_s=self.ttl_s), max_age=int(self.ttl_s), httponly=True,
+                            samesite="strict", secure=self.secure_cookies, path="/")
+        return response
+
+
+def _add_guards(app: FastAPI, site: _Site, *, trusted: set[str], max_body_bytes: int, body_timeout_s: float) -> None:
+    """The layers every request passes before a route, in this order from the outside: the body limit, then the
+    same-origin check for unsafe methods (which also sets the security headers on every answer); and the
+    answers to a missing login (redirect or 401), a stage out of order (409) and bad input (400)."""
+    security_headers = _security_headers()
+    templates = site.templates
 
     @app.middleware("http")
     async def _same_origin_only(request: Request, call_next):
@@ -167,24 +225,16 @@ def create_app(*, db: str | None = None, store: Store | None = None, secret: str
             return JSONResponse({"detail": str(exc)}, status_code=409)
         return HTMLResponse(templates.get_template("base.html").render(request=request, user=None, error=str(exc)), status_code=409)
 
-    def user(request: Request) -> dict[str, Any]:
-        u = store.session_user(request.cookies.get(COOKIE))
-        if u is None:
-            raise _NeedLogin(api=request.url.path.startswith("/api/"))
-        return u
+    @app.exception_handler(InputError)
+    async def _input_error(request: Request, exc: InputError):
+        return JSONResponse({"detail": str(exc)}, status_code=400)
 
-    def admin(u: dict[str, Any] = Depends(user)) -> dict[str, Any]:
-        if not u["admin"]:
-            raise HTTPException(status_code=403, detail="admin only")
-        return u
+    app.add_middleware(_BodyLimit, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s, headers=security_headers)  # added last: outermost
 
-    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-        return templates.TemplateResponse(request, name, ctx, status_code=status)
 
-    def logged_in(response, uid: int):
-        response.set_cookie(COOKIE, store.create_session(uid, ttl_s=ttl_s), max_age=int(ttl_s), httponly=True, samesite="strict",
-                            secure=secure_cookies, path="/")
-        return response
+def _add_session_routes(app: FastAPI, site: _Site) -> None:
+    """Logging in (throttled, the password checked in the hashing pool), logging out, and the account page."""
+    store, throttle, page, user = site.store, site.throttle, site.page, site.user
 
     @app.get("/login", response_class=HTMLResponse)
     def login_form(request: Request):
@@ -204,7 +254,7 @@ def create_app(*, db: str | None = None, store: Store | None = None, secret: str
             return resp
         uid: int | None | bool = False
         try:
-            uid = check_password(name, password)
+            uid = site.check_password(name, password)
         finally:
             throttle.end(ticket, ok=None if uid is False else uid is not None)
         if uid is False:
@@ -212,13 +262,13 @@ def create_app(*, db: str | None = None, store: Store | None = None, secret: str
         if uid is None:
             return page(request, "login.html", status=401, user=None, error="Wrong name or password.")
         store.end_session(request.cookies.get(COOKIE))  # a new login never reuses an old (possibly planted) session
-        return logged_in(RedirectResponse("/", status_code=303), uid)
+        return site.logged_in(RedirectResponse("/", status_code=303), uid)
 
     @app.post("/logout")
     def logout(request: Request, u: dict = Depends(user)):
         store.end_session(request.cookies.get(COOKIE))
         response = RedirectResponse("/login", status_code=303)
-        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict", secure=secure_cookies)
+        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict", secure=site.secure_cookies)
         return response
 
     @app.get("/account", response_class=HTMLResponse)
@@ -227,14 +277,19 @@ def create_app(*, db: str | None = None, store: Store | None = None, secret: str
 
     @app.post("/account/password")
     def change_password(request: Request, current: str = Form(...), new: str = Form(...), u: dict = Depends(user)):
-        ok = check_password(u["name"], current) == u["id"]
+        ok = site.check_password(u["name"], current) == u["id"]
         if not ok:
             return page(request, "account.html", status=403, user=u, error="The current password is wrong.")
         try:
             store.set_password(u["name"], password=new)  # ends every session of this annotator, this one included
         except InputError as exc:
             return page(request, "account.html", status=400, user=u, error=str(exc))
-        return logged_in(RedirectResponse("/", status_code=303), u["id"])
+        return site.logged_in(RedirectResponse("/", status_code=303), u["id"])
+
+
+def _add_annotation_routes(app: FastAPI, site: _Site) -> None:
+    """The annotator's pages: the next assignment, stage 1 (no source), stage 2 (after a stage-1 "yes"), and flags."""
+    store, page, user = site.store, site.page, site.user
 
     @app.get("/")
     def home(u: dict = Depends(user)):
@@ -274,11 +329,16 @@ def create_app(*, db: str | None = None, store: Store | None = None, secret: str
         store.record(item_id=item_id, annotator_id=u["id"], stage="flag", flag_reason=reason, justification=justification)
         return RedirectResponse("/next", status_code=303)
 
+
+def _add_admin_routes(app: FastAPI, site: _Site) -> None:
+    """The admin's page (every project's progress and report) and adding annotators."""
+    store, page, admin = site.store, site.page, site.admin
+
     @app.get("/admin", response_class=HTMLResponse)
     def admin_page(request: Request, u: dict = Depends(admin)):
         projects = []
         for p in store.projects():
-            rep = store.report(project=p["name"], n_resamples=n_resamples)
+            rep = store.report(project=p["name"], n_resamples=site.n_resamples)
             projects.append({"progress": rep["progress"], "report": rep, "n_judgments": len(store.judgments(project=p["name"]))})
         return page(request, "admin.html", user=u, projects=projects, annotators=store.annotators())
 
@@ -291,7 +351,11 @@ def create_app(*, db: str | None = None, store: Store | None = None, secret: str
             return page(request, "base.html", status=400, user=u, error=f"{exc} Go back to /admin to try again.")
         return RedirectResponse("/admin", status_code=303)
 
-    # --- JSON API (same rules, for scripts and the load test) ------------------
+
+def _add_api_routes(app: FastAPI, site: _Site) -> None:
+    """The JSON API: the same rules as the pages, for scripts and the load test."""
+    store, user, admin = site.store, site.user, site.admin
+
     @app.get("/api/next")
     def api_next(project: str | None = None, u: dict = Depends(user)):
         item = store.next_assignment(u["id"], project=project)
@@ -312,15 +376,7 @@ def create_app(*, db: str | None = None, store: Store | None = None, secret: str
 
     @app.get("/api/report")
     def api_report(project: str, u: dict = Depends(admin)):
-        return store.report(project=project, n_resamples=n_resamples)
-
-    @app.exception_handler(InputError)
-    async def _input_error(request: Request, exc: InputError):
-        return JSONResponse({"detail": str(exc)}, status_code=400)
-
-    app.state.hashing = hashing
-    app.add_middleware(_BodyLimit, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s, headers=security_headers)  # added last: outermost
-    return app
+        return store.report(project=project, n_resamples=site.n_resamples)
 
 
 class _BodyLimit:
