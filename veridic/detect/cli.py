@@ -272,6 +272,54 @@ if typer is not None:
             _fail(exc)
             return
         _emit_report(rep, out)
+
+    @app.command("bench-spans")
+    def bench_spans(
+        out: Path = typer.Option(..., "--output", "-o", "--out", help="Folder to write spans.json and spans.md into (created)."),
+        data_dir: Path | None = typer.Option(None, "--data-dir", help="Folder of the span files (default: $VERIDIC_DATA/spans, i.e. ../shared/data/spans)."),
+        dataset: list[str] | None = typer.Option(None, "--dataset", help="Span set to evaluate, repeatable (default: entfa_xsum test, bump_cnndm, diasumfact)."),
+        limit: int | None = typer.Option(None, help="A seeded sample of N evaluation rows per set (default: every row)."),
+        seed: int = typer.Option(0, help="Seed of the --limit sample."),
+        predictor: list[str] | None = typer.Option(None, "--predictor", help="mark-everything, absent-words or detector, repeatable (default: all three). The two baselines are reported whatever is chosen."),
+        model: O.Model = None,
+        backend: O.Backend = "auto",
+        tagger: Path | None = typer.Option(None, "--tagger", help="A trained span tagger folder (tagger.json beside its weights): scored as predictor 'tagger' beside the others."),
+        n_boot: int = typer.Option(1000, help="Bootstrap resamples over rows for the 95 % intervals (seed 0)."),
+    ) -> None:
+        """Span F1, token F1, example F1 and recall by error type on human span annotations, beside the trivial baselines."""
+        from veridic.detect.spans import BASELINES, SPAN_DATASETS, DetectorSpans, TaggerSpans, span_benchmark, write_span_report
+        from veridic.errors import InputError
+
+        try:
+            names = list(dict.fromkeys(predictor or [*BASELINES, "detector"]))
+            unknown = [p for p in names if p not in (*BASELINES, "detector")]
+            if unknown:
+                raise InputError(f"--predictor must be one of {', '.join([*BASELINES, 'detector'])}; got {', '.join(map(repr, unknown))}.")
+            sets = list(dict.fromkeys(dataset or SPAN_DATASETS))
+            bad = [d for d in sets if d not in SPAN_DATASETS]
+            if bad:
+                raise InputError(f"--dataset must be one of {', '.join(SPAN_DATASETS)}; got {', '.join(map(repr, bad))}.")
+            if limit is not None and limit < 1:
+                raise InputError(f"--limit must be >= 1 rows per set; got {limit}.")
+            if n_boot < 0:
+                raise InputError(f"--n-boot must be >= 0; got {n_boot}.")
+            from veridic.io.atomic import check_output_path
+
+            check_output_path(out / "spans.json")  # before any model loads
+            preds: dict[str, Any] = {name: make() for name, make in BASELINES.items()}
+            if "detector" in names:
+                O.check_model_flags(backend=backend, device="cpu", dtype="auto")
+                preds["detector"] = DetectorSpans(build_detector(model=model, backend=backend))
+            if tagger is not None:
+                from veridic.detect.tagger import SpanTagger
+
+                preds["tagger"] = TaggerSpans(SpanTagger(tagger))
+            rep = span_benchmark(predictors=preds, datasets=sets, data_dir=data_dir, limit=limit, seed=seed, n_boot=n_boot, progress=True)
+            js, md = write_span_report(rep, out)
+        except VeridicError as exc:
+            _fail(exc)
+            return
+        sys.stdout.write(md.read_text(encoding="utf-8") + f"\nwrote {js} and {md}\n")
 else:  # pragma: no cover
     app = None
 
