@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from veridic.detect.edit import apply_edits
@@ -323,159 +324,166 @@ class HallucinationDetector:
 
     def _detect_one(self, passage: str, pdoc: Any, evidence: str, edoc: Any, verdict: Verdict) -> list[list[HallucinationSpan]]:
         """The spans of each sentence of ``verdict`` (one list per sentence, in order)."""
-        ev_norm = " ".join(normalise_value(t.text, "CARDINAL") if t.like_num else t.lower_ for t in edoc)
-        ev_words = {t.lower_ for t in edoc}
-        ev_lemmas = content_lemmas(edoc) | {t.lemma_.lower() for t in edoc}
         ev_sents = list(edoc.sents)
-        ev_frames = {s.start: _frames(s) for s in ev_sents} if len(ev_sents) <= self.frame_sentences else None
-        return [self._sentence(passage, pdoc, sv, evidence, edoc, ev_norm, ev_words, ev_lemmas, ev_frames)
-                for sv in verdict.sentences]
+        ev = _Evidence(
+            text=evidence, doc=edoc,
+            norm=" ".join(normalise_value(t.text, "CARDINAL") if t.like_num else t.lower_ for t in edoc),
+            words={t.lower_ for t in edoc},
+            lemmas=content_lemmas(edoc) | {t.lemma_.lower() for t in edoc},
+            frames={s.start: _frames(s) for s in ev_sents} if len(ev_sents) <= self.frame_sentences else None,
+        )
+        return [self._sentence(passage, pdoc, sv, ev) for sv in verdict.sentences]
 
-    def _sentence(self, passage: str, pdoc: Any, sv: SentenceVerdict, evidence: str, edoc: Any, ev_norm: str,
-                  ev_words: set[str], ev_lemmas: set[str], ev_frames: dict[int, list[Any]] | None) -> list[HallucinationSpan]:
-        sent = pdoc.char_span(sv.span.start, sv.span.end, alignment_mode="expand")
-        if sent is None:
+    def _sentence(self, passage: str, pdoc: Any, sv: SentenceVerdict, ev: _Evidence) -> list[HallucinationSpan]:
+        """The spans of one sentence: each check in turn, the first that finds something deciding. Structure and
+        phrase-level entity errors first (they may override the NLI), then opinion language, then, for a sentence
+        the NLI supports, a polarity clash or an invented name; for one it does not, a relation flip, else the
+        sentence-level verdict."""
+        s = _Judged.of(passage, pdoc, sv, ev)
+        if s is None:
             return []
-        e, n, c = sv.e, sv.n, sv.c
-        supported = entailed(e, n, c)
-        window = (sv.evidence.start, sv.evidence.end) if sv.evidence is not None else None
-        ev_sent, ev_overlap = best_evidence_sentence(sent, edoc, within=window)
-        alt, alt_overlap = best_evidence_sentence(sent, edoc)
-        if ev_sent is None or alt_overlap > ev_overlap + 0.1:
-            # The NLI window is the best *premise*; a sentence elsewhere may align the words far better.
-            ev_sent, ev_overlap = alt, alt_overlap
-        base = sent.start_char
+        aligned = self._aligned_frames(s.sent, ev.doc, ev.frames, s.window)
+        out = self._structure_spans(s, aligned)
+        entities, unknown_names = self._entity_spans(s)
+        out.extend(entities)
+        if out:
+            return out
+        opinion = self._opinion_span(s)
+        if opinion is not None:
+            return [opinion]
+        if s.supported:
+            return self._supported_spans(s, unknown_names)
+        # Phrase level: relations, against the best-aligned evidence sentence.
+        out = self._relation_spans(s)
+        if out:
+            return out
+        return self._unsupported_spans(s, aligned, unknown_names)
 
-        def ev_span(a: int, b: int) -> Span:
-            return Span(start=a, end=b, text=evidence[a:b])
-
-        window_span = sv.evidence
-
-        def relation_span(f: Any, overlap: float, reason: str) -> HallucinationSpan:
-            start, end = base + f.start, base + f.end
-            return HallucinationSpan(start=start, end=end, text=passage[start:end], type="relation",
-                                     confidence=_clamp(0.5 * overlap + 0.5 * max(c, 1.0 - e)),
-                                     evidence=ev_span(f.evidence_start, f.evidence_end), suggestion=f.suggestion,
-                                     reason=reason)
-
-        def polarity_span(clash: tuple[int, int, str], ev: Any, overlap: float) -> HallucinationSpan:
-            return HallucinationSpan(start=sv.span.start, end=sv.span.end, text=sv.span.text, type="contradictory",
-                                     confidence=_clamp(0.5 * overlap + 0.5 * max(c, 1.0 - e)),
-                                     evidence=ev_span(ev.start_char, ev.end_char), suggestion=None,
-                                     reason=f"polarity-clash:{clash[2]}")
-
+    def _structure_spans(self, s: _Judged, aligned: list[Any]) -> list[HallucinationSpan]:
+        """Structure first: who did what to whom, against every predicate frame of the evidence. Swapped
+        roles, reversed predicates and a wrong entity in a role override the NLI (small models entail
+        "YouTube acquired Google" from "Google acquired YouTube"); another verb with the same
+        arguments only counts when the NLI does not find the sentence supported."""
         out: list[HallucinationSpan] = []
-        unknown_names: list[tuple[int, int, str]] = []
-        # Structure first: who did what to whom, against every predicate frame of the evidence. Swapped
-        # roles, reversed predicates and a wrong entity in a role override the NLI (small models entail
-        # "YouTube acquired Google" from "Google acquired YouTube"); another verb with the same
-        # arguments only counts when the NLI does not find the sentence supported.
-        def structure_span(start: int, end: int, typ: str, found: Any) -> HallucinationSpan:
-            return HallucinationSpan(
-                start=start, end=end, text=passage[start:end], type=typ, confidence=_clamp(0.6 + 0.4 * max(c, 1.0 - e)),
-                evidence=ev_span(found.evidence_start, found.evidence_end), suggestion=found.suggestion, reason=f"structure-{found.kind}")
-
-        aligned = self._aligned_frames(sent, edoc, ev_frames, window)
-        for st in structural_errors(sent, edoc, evidence_frames=aligned):
-            if st.kind == "verb" and (supported or e >= self.strong_support
-                                      or not self._verb_explains(sent, st, evidence, e)):
+        for st in structural_errors(s.sent, s.ev.doc, evidence_frames=aligned):
+            if st.kind == "verb" and (s.supported or s.e >= self.strong_support
+                                      or not self._verb_explains(s.sent, st, s.ev.text, s.e)):
                 continue
-            out.append(structure_span(base + st.start, base + st.end, st.type, st))
-        k = sv.conflict
-        if k is not None and not any(s.type == "relation" for s in out):
+            out.append(s.structure_span(s.base + st.start, s.base + st.end, st.type, st))
+        k = s.sv.conflict
+        if k is not None and not any(x.type == "relation" for x in out):
             # The scorer's structure check found roles exchanged (or a reversed predicate) against the NLI window
             # itself, where the frames of the aligned evidence sentences did not show it: report it as it found it.
-            out.append(structure_span(k.start, k.end, "relation", k))
-        if alt is not None and alt_overlap >= self.polarity_override and not any(s.type == "relation" for s in out):
+            out.append(s.structure_span(k.start, k.end, "relation", k))
+        if s.alt is not None and s.alt_overlap >= self.polarity_override and not any(x.type == "relation" for x in out):
             # An antonym ("last" for "first") in a sentence that otherwise says what the evidence says.
-            out.extend(relation_span(f, alt_overlap, f"relation-{f.kind}")
-                       for f in relation_flips(sent, alt, min_overlap=self.polarity_override)
+            out.extend(s.relation_span(f, s.alt_overlap, f"relation-{f.kind}")
+                       for f in relation_flips(s.sent, s.alt, min_overlap=self.polarity_override)
                        # Verbs are the frame check's: it knows "sold to" is the converse of "bought from".
-                       if f.kind == "antonym" and _pos_at(sent, f.start) != "VERB")
-        # Phrase level: entities, numbers and dates.
-        for m in entity_mismatches(sent, edoc, evidence_text_norm=ev_norm, window=window):
-            if _known_after_all(m.text, m.numeric, edoc, ev_words):
+                       if f.kind == "antonym" and _pos_at(s.sent, f.start) != "VERB")
+        return out
+
+    def _entity_spans(self, s: _Judged) -> tuple[list[HallucinationSpan], list[tuple[int, int, str]]]:
+        """Phrase level: entities, numbers and dates the evidence states otherwise (spans, with the evidence's value
+        as the fix), and the names it has no counterpart for (start, end, label: candidates for ``invented``)."""
+        out: list[HallucinationSpan] = []
+        unknown_names: list[tuple[int, int, str]] = []
+        for m in entity_mismatches(s.sent, s.ev.doc, evidence_text_norm=s.ev.norm, window=s.window):
+            if _known_after_all(m.text, m.numeric, s.ev.doc, s.ev.words):
                 continue
             if m.counterpart is not None and m.alignment >= self.min_alignment:
                 # A value or a name the evidence puts in the same context overrides weak NLI support.
-                if supported and not (m.alignment >= self.numeric_override and (m.numeric or e < self.strong_support)):
+                if s.supported and not (m.alignment >= self.numeric_override and (m.numeric or s.e < self.strong_support)):
                     continue
                 cp = m.counterpart
                 if not m.numeric:  # the whole mention: "Inter Miami", not "Miami"
                     ma, mb = _mention(cp.root)
                     cp = cp.doc[min(ma, cp.start) : max(mb, cp.end)]
                 a, b, new = _safe_replacement(m.text, cp.text)
-                start = base + m.start + a
+                start, end = s.base + m.start + a, s.base + m.start + b
                 out.append(HallucinationSpan(
-                    start=start, end=base + m.start + b, text=passage[start : base + m.start + b], type="entity",
+                    start=start, end=end, text=s.passage[start:end], type="entity",
                     # Alignment says the evidence talks about the same slot; 1 - e says the NLI agrees it differs.
-                    confidence=_clamp(0.5 * m.alignment + 0.5 * (1.0 - e)),
-                    evidence=ev_span(cp.start_char, cp.end_char), suggestion=new,
+                    confidence=_clamp(0.5 * m.alignment + 0.5 * (1.0 - s.e)),
+                    evidence=s.ev_span(cp.start_char, cp.end_char), suggestion=new,
                     reason=f"entity-mismatch:{m.label}",
                 ))
             elif not m.numeric:
-                unknown_names.append((base + m.start, base + m.end, m.label))
-        if out:
-            return out
-        whole = dict(start=sv.span.start, end=sv.span.end, text=sv.span.text, evidence=window_span, suggestion=None)
-        subj = self.subjectivity.score(sv.span.text)
+                unknown_names.append((s.base + m.start, s.base + m.end, m.label))
+        return out, unknown_names
+
+    def _opinion_span(self, s: _Judged) -> HallucinationSpan | None:
+        """The whole sentence as ``subjective`` when it holds an evaluative superlative or opinion cues of its own."""
+        subj = self.subjectivity.score(s.sv.span.text)
         # A cue the evidence itself uses ("widely regarded as the best") is reported speech, not the writer's opinion.
-        ev_lower = evidence.lower()
+        ev_lower = s.ev.text.lower()
         own_cues = [cu for cu in subj.cues if not re.search(r"\b" + re.escape(cu.text.lower()) + r"\b", ev_lower)]
-        opinion = _evaluative_superlative(sent, ev_lower)
+        opinion = _evaluative_superlative(s.sent, ev_lower)
         if opinion is not None and not (subj.subjective and own_cues):
-            return [HallucinationSpan(**whole, type="subjective", confidence=_clamp((1.0 - 0.5 * e) * 0.8),
-                                      reason=f"subjective-superlative:{opinion}")]
+            return HallucinationSpan(**s.whole(), type="subjective", confidence=_clamp((1.0 - 0.5 * s.e) * 0.8),
+                                     reason=f"subjective-superlative:{opinion}")
         if subj.subjective and own_cues:
-            return [HallucinationSpan(**whole, type="subjective", confidence=_clamp((1.0 - 0.5 * e) * min(1.0, 0.6 + 0.2 * subj.score)),
-                                      reason="subjective-lexicon:" + ",".join(cu.text for cu in subj.cues))]
-        if supported:
-            clash = None
-            if alt is not None and alt_overlap >= self.polarity_override:
-                clash = polarity_clash(sent, alt, min_overlap=self.polarity_override)
-            if clash is None:
-                # Weak support from topical overlap does not cover a name or term the evidence never mentions.
-                if e < self.strong_support:
-                    invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e, edoc)
-                    if invented is not None:
-                        return [invented]
-                return out
+            return HallucinationSpan(**s.whole(), type="subjective", confidence=_clamp((1.0 - 0.5 * s.e) * min(1.0, 0.6 + 0.2 * subj.score)),
+                                     reason="subjective-lexicon:" + ",".join(cu.text for cu in subj.cues))
+        return None
+
+    def _supported_spans(self, s: _Judged, unknown_names: list[tuple[int, int, str]]) -> list[HallucinationSpan]:
+        """A sentence the NLI supports is still flagged for a polarity clash with a well-aligned evidence sentence,
+        or, under weak support, for a name or term the evidence never mentions."""
+        clash = None
+        if s.alt is not None and s.alt_overlap >= self.polarity_override:
+            clash = polarity_clash(s.sent, s.alt, min_overlap=self.polarity_override)
+        if clash is not None:
             # A negated claim ("is not", "never", "has yet to") is contradicted as a whole, as FAVA types
             # "Messi has yet to be captain" (paper 002, Table 1): the sentence is deleted, not patched.
-            return [polarity_span(clash, alt, alt_overlap)]
-        # Phrase level: relations, against the best-aligned evidence sentence.
-        if ev_sent is not None:
-            for f in relation_flips(sent, ev_sent, min_overlap=self.relation_min_overlap):
-                if f.kind == "verb":
-                    # Another verb is the frame check's to judge (above): it matches the arguments by role,
-                    # resolves pronouns and knows converses; this one compares the root verbs alone and
-                    # flags synonyms ("beat" / "defeated").
-                    continue
-                if f.kind == "negation":
-                    out.append(polarity_span((f.start, f.end, f.text or "negation"), ev_sent, ev_overlap))
-                    break
-                out.append(relation_span(f, ev_overlap, f"relation-{f.kind}"))
-        if out:
+            return [s.polarity_span(clash, s.alt, s.alt_overlap)]
+        # Weak support from topical overlap does not cover a name or term the evidence never mentions.
+        if s.e < self.strong_support:
+            invented = self._invented(s.passage, s.sent, s.whole(), unknown_names, s.ev.lemmas, s.ev.words, s.e, s.ev.doc)
+            if invented is not None:
+                return [invented]
+        return []
+
+    def _relation_spans(self, s: _Judged) -> list[HallucinationSpan]:
+        """Negations, antonyms and argument-order differences with the best-aligned evidence sentence."""
+        out: list[HallucinationSpan] = []
+        if s.ev_sent is None:
             return out
-        if restated(sent, aligned) and not unknown_names:
+        for f in relation_flips(s.sent, s.ev_sent, min_overlap=self.relation_min_overlap):
+            if f.kind == "verb":
+                # Another verb is the frame check's to judge (above): it matches the arguments by role,
+                # resolves pronouns and knows converses; this one compares the root verbs alone and
+                # flags synonyms ("beat" / "defeated").
+                continue
+            if f.kind == "negation":
+                out.append(s.polarity_span((f.start, f.end, f.text or "negation"), s.ev_sent, s.ev_overlap))
+                break
+            out.append(s.relation_span(f, s.ev_overlap, f"relation-{f.kind}"))
+        return out
+
+    def _unsupported_spans(self, s: _Judged, aligned: list[Any], unknown_names: list[tuple[int, int, str]]) -> list[HallucinationSpan]:
+        """The sentence-level verdict on a sentence the NLI does not support and no phrase check explains: none for a
+        restatement or a paraphrase, else contradictory, invented or unverifiable."""
+        if restated(s.sent, aligned) and not unknown_names:
             # Every predicate is in the evidence with the same arguments (a synonym or converse verb, other
             # word order): the NLI's doubt comes from the wording, and no structural check fired.
             return []
+        e, n, c = s.e, s.sv.n, s.c
         if c >= self.contradiction_threshold and c >= e and c >= n:
-            return [HallucinationSpan(**whole, type="contradictory", confidence=_clamp(c), reason="nli-contradiction")]
-        if alt is not None:
-            clash = polarity_clash(sent, alt, min_overlap=self.relation_min_overlap)
+            return [HallucinationSpan(**s.whole(), type="contradictory", confidence=_clamp(c), reason="nli-contradiction")]
+        if s.alt is not None:
+            clash = polarity_clash(s.sent, s.alt, min_overlap=self.relation_min_overlap)
             if clash is not None:
-                return [polarity_span(clash, alt, alt_overlap)]
+                return [s.polarity_span(clash, s.alt, s.alt_overlap)]
         # Paraphrase safety: strong entailment, or every content word found in the evidence (by lemma,
         # stem, synonym or acronym: "Allies"/"Allied Powers"), is not an unverifiable sentence.
         if e >= self.strong_support or (c < self.contradiction_threshold
-                                        and lexical_coverage(sent, edoc) >= self.paraphrase_coverage and not unknown_names):
+                                        and lexical_coverage(s.sent, s.ev.doc) >= self.paraphrase_coverage and not unknown_names):
             return []
-        invented = self._invented(passage, sent, whole, unknown_names, ev_lemmas, ev_words, e, edoc)
+        invented = self._invented(s.passage, s.sent, s.whole(), unknown_names, s.ev.lemmas, s.ev.words, e, s.ev.doc)
         if invented is not None:
             return [invented]
-        return [HallucinationSpan(**whole, type="unverifiable", confidence=_clamp(1.0 - e), reason="nli-not-entailed")]
+        return [HallucinationSpan(**s.whole(), type="unverifiable", confidence=_clamp(1.0 - e), reason="nli-not-entailed")]
 
     def _verb_explains(self, sent: Any, st: Any, evidence: str, e: float) -> bool:
         """Is the other verb the reason the NLI doubts ``sent``? Only when the sentence with the evidence's verb
@@ -597,6 +605,91 @@ class HallucinationDetector:
         # A named entity is a stronger sign of invention than a noun compound.
         return HallucinationSpan(**whole, type="invented", confidence=_clamp((1.0 - e) * (0.9 if unknown else 0.7)),
                                  reason="unknown-entity:" + "|".join(what))
+
+
+@dataclass(eq=False)
+class _Evidence:
+    """The evidence as the per-sentence checks read it, computed once per passage: its text and parse, its
+    text with numbers normalised, its words and lemmas, and (for a short one) every sentence's predicate frames."""
+
+    text: str
+    doc: Any
+    norm: str
+    words: set[str]
+    lemmas: set[str]
+    frames: dict[int, list[Any]] | None
+
+
+@dataclass(eq=False)
+class _Judged:
+    """One passage sentence and what it is judged against: its NLI verdict, the evidence, and the evidence sentence
+    best aligned with it inside the NLI window (``ev_sent``) and anywhere (``alt``), with their word overlaps."""
+
+    passage: str
+    sv: SentenceVerdict
+    sent: Any
+    ev: _Evidence
+    supported: bool
+    ev_sent: Any
+    ev_overlap: float
+    alt: Any
+    alt_overlap: float
+
+    @classmethod
+    def of(cls, passage: str, pdoc: Any, sv: SentenceVerdict, ev: _Evidence) -> _Judged | None:
+        sent = pdoc.char_span(sv.span.start, sv.span.end, alignment_mode="expand")
+        if sent is None:
+            return None
+        window = (sv.evidence.start, sv.evidence.end) if sv.evidence is not None else None
+        ev_sent, ev_overlap = best_evidence_sentence(sent, ev.doc, within=window)
+        alt, alt_overlap = best_evidence_sentence(sent, ev.doc)
+        if ev_sent is None or alt_overlap > ev_overlap + 0.1:
+            # The NLI window is the best *premise*; a sentence elsewhere may align the words far better.
+            ev_sent, ev_overlap = alt, alt_overlap
+        return cls(passage=passage, sv=sv, sent=sent, ev=ev, supported=entailed(sv.e, sv.n, sv.c), ev_sent=ev_sent,
+                   ev_overlap=ev_overlap, alt=alt, alt_overlap=alt_overlap)
+
+    @property
+    def e(self) -> float:
+        return self.sv.e
+
+    @property
+    def c(self) -> float:
+        return self.sv.c
+
+    @property
+    def base(self) -> int:
+        """Where the sentence starts in the passage (the checks give offsets within the sentence)."""
+        return int(self.sent.start_char)
+
+    @property
+    def window(self) -> tuple[int, int] | None:
+        return (self.sv.evidence.start, self.sv.evidence.end) if self.sv.evidence is not None else None
+
+    def whole(self) -> dict[str, Any]:
+        """The fields of a span covering the whole sentence, judged against the NLI window."""
+        return dict(start=self.sv.span.start, end=self.sv.span.end, text=self.sv.span.text, evidence=self.sv.evidence, suggestion=None)
+
+    def ev_span(self, a: int, b: int) -> Span:
+        return Span(start=a, end=b, text=self.ev.text[a:b])
+
+    def relation_span(self, f: Any, overlap: float, reason: str) -> HallucinationSpan:
+        start, end = self.base + f.start, self.base + f.end
+        return HallucinationSpan(start=start, end=end, text=self.passage[start:end], type="relation",
+                                 confidence=_clamp(0.5 * overlap + 0.5 * max(self.c, 1.0 - self.e)),
+                                 evidence=self.ev_span(f.evidence_start, f.evidence_end), suggestion=f.suggestion,
+                                 reason=reason)
+
+    def polarity_span(self, clash: tuple[int, int, str], ev: Any, overlap: float) -> HallucinationSpan:
+        return HallucinationSpan(start=self.sv.span.start, end=self.sv.span.end, text=self.sv.span.text, type="contradictory",
+                                 confidence=_clamp(0.5 * overlap + 0.5 * max(self.c, 1.0 - self.e)),
+                                 evidence=self.ev_span(ev.start_char, ev.end_char), suggestion=None,
+                                 reason=f"polarity-clash:{clash[2]}")
+
+    def structure_span(self, start: int, end: int, typ: str, found: Any) -> HallucinationSpan:
+        return HallucinationSpan(
+            start=start, end=end, text=self.passage[start:end], type=typ, confidence=_clamp(0.6 + 0.4 * max(self.c, 1.0 - self.e)),
+            evidence=self.ev_span(found.evidence_start, found.evidence_end), suggestion=found.suggestion, reason=f"structure-{found.kind}")
 
 
 def _whole_nli(span: HallucinationSpan, sv: SentenceVerdict) -> bool:
