@@ -103,6 +103,14 @@ def test_training_in_two_stages_resumes_and_writes_a_tagger(tmp_path, tiny_nli_d
     first = train_tagger(rows=_rows(24), output_dir=tmp_path / "run", config=cfg, max_minutes=0)
     assert not first["finished"] and first["step"] >= 1
     assert list((tmp_path / "run" / "checkpoints").glob("checkpoint-*"))
+    # Had the budget ended here, the newest checkpoint would be the tagger, marked unfinished.
+    from veridic.detect.tagger_train import export_newest_checkpoint
+
+    import shutil
+
+    shutil.copytree(tmp_path / "run", tmp_path / "early")
+    early = export_newest_checkpoint(rows=_rows(24), output_dir=tmp_path / "early", config=cfg)
+    assert early["step"] == first["step"] and not SpanTagger(early["path"]).meta["finished"]
     done = train_tagger(rows=_rows(24), output_dir=tmp_path / "run", config=cfg)
     assert done["finished"] and done["step"] == done["max_steps"] > first["step"]
     tagger = SpanTagger(done["path"])

@@ -320,6 +320,47 @@ if typer is not None:
             _fail(exc)
             return
         sys.stdout.write(md.read_text(encoding="utf-8") + f"\nwrote {js} and {md}\n")
+
+    @app.command("train-tagger")
+    def train_tagger_cmd(
+        synthetic: Path = typer.Option(Path("~/.cache/veridic/train/span-tagger-v1/synthetic-spans.jsonl.gz"), "--synthetic",
+                                       help="The synthetic span corpus (`veridic synth spans -o PATH --n 20000 --seed 0`)."),
+        out: Path = typer.Option(Path("~/.cache/veridic/train/span-tagger-v1"), "--output", "-o", "--out",
+                                 help="Run folder: checkpoints/ while training, final/ (the tagger) at the end."),
+        data_dir: Path | None = typer.Option(None, "--data-dir", help="Folder of the span files (default: $VERIDIC_DATA/spans)."),
+        entfa_repeat: int = typer.Option(4, "--entfa-repeat", help="Times each EntFA train row is listed (the only human span data)."),
+        max_minutes: float | None = typer.Option(None, "--max-minutes", help="Stop with a checkpoint after this many minutes; run again to resume."),
+        export_checkpoint: bool = typer.Option(False, "--export-checkpoint", help="Make the newest checkpoint the tagger (the budget ended before the epochs)."),
+    ) -> None:
+        """Train the span tagger on EntFA train and the synthetic span corpus, in resumable stages (docs/preregistration/span-tagger.md)."""
+        import gzip
+
+        from veridic.detect.spans import load_span_rows
+        from veridic.detect.tagger_train import TaggerTrainConfig, export_newest_checkpoint, train_tagger
+        from veridic.errors import InputError
+
+        try:
+            syn_path = synthetic.expanduser()
+            if not syn_path.exists():
+                raise InputError(f"The synthetic span corpus {str(syn_path)!r} does not exist; build it with "
+                                 f"`veridic synth spans -o {syn_path} --n 20000 --seed 0`.")
+            if entfa_repeat < 1:
+                raise InputError(f"--entfa-repeat must be >= 1; got {entfa_repeat}.")
+            entfa = [{"id": r.id, "dataset": r.dataset, "source": r.source, "claim": r.claim,
+                      "spans": [{"start": a, "end": b, "type": t} for a, b, t in r.spans]}
+                     for r in load_span_rows(dataset="entfa_xsum", split="train", data_dir=data_dir)]
+            with gzip.open(syn_path, "rt", encoding="utf-8") as fh:
+                syn = [json.loads(line) for line in fh]
+            rows = [*syn, *entfa * entfa_repeat]
+            card = {"synthetic": {"path": str(syn_path), "rows": len(syn)}, "entfa_xsum_train": {"rows": len(entfa), "repeat": entfa_repeat}}
+            if export_checkpoint:
+                summary = export_newest_checkpoint(rows=rows, output_dir=out, config=TaggerTrainConfig(), data_card=card)
+            else:
+                summary = train_tagger(rows=rows, output_dir=out, config=TaggerTrainConfig(), max_minutes=max_minutes, data_card=card)
+        except VeridicError as exc:
+            _fail(exc)
+            return
+        sys.stdout.write(json.dumps(summary, indent=1) + "\n")
 else:  # pragma: no cover
     app = None
 

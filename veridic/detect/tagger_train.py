@@ -25,7 +25,7 @@ import numpy as np
 
 from veridic.errors import ConfigError, InputError, MissingDependencyError
 
-__all__ = ["TaggerTrainConfig", "fit_threshold", "held_back", "token_labels", "train_tagger"]
+__all__ = ["TaggerTrainConfig", "export_newest_checkpoint", "fit_threshold", "held_back", "token_labels", "train_tagger"]
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,6 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
         from transformers import AutoModelForTokenClassification, AutoTokenizer, DataCollatorForTokenClassification, Trainer, TrainerCallback, TrainingArguments
     except ImportError as exc:
         raise MissingDependencyError(exc.name or "transformers", extra="train", purpose="training the span tagger") from None
-    from veridic.detect.tagger import TAGGER_FILE, SpanTagger
     from veridic.device import cpu_supports_bf16
     from veridic.train.backbones import resolve_backbone_ref
 
@@ -136,7 +135,8 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
     if not rows:
         raise InputError("No training rows were given to the tagger.")
     train_rows = [r for r in rows if not held_back(str(r["id"]), config.held_back_fraction)]
-    held_rows = [r for r in rows if held_back(str(r["id"]), config.held_back_fraction) and r.get("dataset") != "synthetic"]
+    # Rows may be listed more than once (a small human set repeated); the threshold slice counts each once.
+    held_rows = list({str(r["id"]): r for r in rows if held_back(str(r["id"]), config.held_back_fraction) and r.get("dataset") != "synthetic"}.values())
     base = resolve_backbone_ref(config.backbone) or Path(config.backbone).expanduser()
     tokenizer = AutoTokenizer.from_pretrained(base)
     # A backbone may carry another head (an NLI classifier): the token head is new either way.
@@ -153,12 +153,18 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
             return feats[i]
 
     deadline = None if max_minutes is None else time.monotonic() + max_minutes * 60
+    last_save = [time.monotonic()]
 
     class _Budget(TrainerCallback):
-        """Save and stop when the stage's minutes are spent (a checkpoint lets the next stage resume)."""
+        """A checkpoint every ``save_minutes`` of wall time (steps vary with the load on shared cores), and a clean
+        stop with one when the stage's minutes are spent, so the next stage resumes where this one ended."""
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            if deadline is not None and time.monotonic() > deadline:
+            now = time.monotonic()
+            if now - last_save[0] > config.save_minutes * 60:
+                control.should_save = True
+                last_save[0] = now
+            if deadline is not None and now > deadline:
                 control.should_save = True
                 control.should_training_stop = True
             return control
@@ -166,12 +172,12 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
     args = TrainingArguments(
         output_dir=str(out / "checkpoints"), num_train_epochs=config.epochs, learning_rate=config.lr,
         per_device_train_batch_size=config.batch_size, warmup_steps=config.warmup_ratio, weight_decay=config.weight_decay,
-        lr_scheduler_type="linear", seed=config.seed, data_seed=config.seed, logging_steps=25, save_strategy="steps",
-        save_steps=max(50, int(config.save_minutes * 60 / 2)), save_total_limit=2, report_to=[], use_cpu=True,
+        lr_scheduler_type="linear", seed=config.seed, data_seed=config.seed, logging_steps=25, save_strategy="no",
+        save_total_limit=2, report_to=[], use_cpu=True,
         bf16=cpu_supports_bf16(), dataloader_num_workers=0, disable_tqdm=False,
     )
     trainer = Trainer(model=model, args=args, train_dataset=_Data(), data_collator=DataCollatorForTokenClassification(tokenizer),
-                      callbacks=[_Budget()])
+                      processing_class=tokenizer, callbacks=[_Budget()])
     last = None
     if resume and (out / "checkpoints").is_dir():
         ckpts = sorted((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
@@ -183,15 +189,43 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
                                "train_rows": len(train_rows), "train_pieces": len(feats), "held_back_rows": len(held_rows)}
     if not finished:
         return summary
-    final = out / "final"
-    trainer.save_model(str(final))
-    tokenizer.save_pretrained(str(final))
-    meta = {"max_length": config.max_length, "threshold": 0.5, "config": asdict(config), "data": data_card or {}}
-    (final / TAGGER_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    threshold, scores = fit_threshold(SpanTagger(final), held_rows, config.thresholds)
-    meta.update({"threshold": threshold, "held_back_char_f1": scores[threshold], "threshold_scan": scores})
+    trainer.save_model(str(out / "final"))
+    tokenizer.save_pretrained(str(out / "final"))
+    return {**summary, **_finalise(out / "final", held_rows, config, data_card, step=state.global_step, finished=True)}
+
+
+def _finalise(final: Path, held_rows: Sequence[dict[str, Any]], config: TaggerTrainConfig, data_card: dict[str, Any] | None, *,
+              step: int, finished: bool) -> dict[str, Any]:
+    """Write ``tagger.json`` beside the weights in ``final``, with the threshold fitted on ``held_rows``."""
+    from veridic.detect.tagger import TAGGER_FILE, SpanTagger
     from veridic.io.atomic import atomic_write_text
 
+    meta = {"max_length": config.max_length, "threshold": 0.5, "config": asdict(config), "data": data_card or {}, "step": step,
+            "finished": finished}
     atomic_write_text(final / TAGGER_FILE, json.dumps(meta, indent=2) + "\n")
-    summary.update({"threshold": threshold, "held_back_char_f1": scores[threshold], "path": str(final)})
-    return summary
+    threshold, scores = fit_threshold(SpanTagger(final), held_rows, config.thresholds)
+    meta.update({"threshold": threshold, "held_back_char_f1": scores[threshold], "threshold_scan": scores})
+    atomic_write_text(final / TAGGER_FILE, json.dumps(meta, indent=2) + "\n")
+    return {"threshold": threshold, "held_back_char_f1": scores[threshold], "path": str(final)}
+
+
+def export_newest_checkpoint(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, config: TaggerTrainConfig = TaggerTrainConfig(),
+                             data_card: dict[str, Any] | None = None) -> dict[str, Any]:
+    """When the budget ends before the epochs do: the newest checkpoint becomes the tagger (``output_dir/final``),
+    marked unfinished with its step, its threshold fitted on the same held-back rows as a finished run's."""
+    import shutil
+
+    out = Path(output_dir).expanduser()
+    ckpts = sorted((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    if not ckpts:
+        raise InputError(f"No checkpoint in {out / 'checkpoints'} to export; train first.")
+    final = out / "final"
+    if final.exists():
+        shutil.rmtree(final)
+    final.mkdir(parents=True)
+    for f in ckpts[-1].iterdir():
+        if f.is_file() and not f.name.startswith(("optimizer", "scheduler", "rng_state", "trainer_state", "training_args")):
+            shutil.copy2(f, final / f.name)
+    held_rows = list({str(r["id"]): r for r in rows if held_back(str(r["id"]), config.held_back_fraction) and r.get("dataset") != "synthetic"}.values())
+    step = int(ckpts[-1].name.split("-")[1])
+    return {"finished": False, "step": step, **_finalise(final, held_rows, config, data_card, step=step, finished=False)}
