@@ -156,8 +156,9 @@ def build_span_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any, n: int
         for g in gens:
             counts[g] += int(round(n * share / len(gens) * 1.3)) + 1
     gen = SyntheticGenerator(nlp=nlp, seed=seed)
-    # About two examples per document keep the parse (the slow part) proportional to n.
-    pairs = gen.generate(documents=docs[: max(300, n // 2)], counts=dict(counts), progress=progress)
+    # One document per example keeps the parse (the slow part) proportional to n while leaving the rarer kinds
+    # (argument swaps need two swappable arguments) enough candidate sentences.
+    pairs = gen.generate(documents=docs[: max(300, n)], counts=dict(counts), progress=progress)
     other = [p.hypothesis for p in pairs if p.kind == "neutral_other_doc"]
     examples = [_widen(ex, {d.doc_id: d for d in docs}, rng) for ex in pairs_to_examples(pairs, rng=rng, other_sentences=other)]
     by_kind: dict[str, list[dict[str, Any]]] = {}
