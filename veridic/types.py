@@ -147,18 +147,10 @@ class SentenceVerdict:
     conflict: StructureConflict | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "start": self.span.start,
-            "end": self.span.end,
-            "text": self.span.text,
-            "score": self.score,
-            "e": self.e,
-            "n": self.n,
-            "c": self.c,
-            "uncertainty": self.uncertainty,
-            "evidence": None if self.evidence is None else self.evidence.to_dict(),
-            "conflict": None if self.conflict is None else self.conflict.to_dict(),
-        }
+        return {"start": self.span.start, "end": self.span.end, "text": self.span.text, "score": self.score,
+                "e": self.e, "n": self.n, "c": self.c, "uncertainty": self.uncertainty,
+                "evidence": None if self.evidence is None else self.evidence.to_dict(),
+                "conflict": None if self.conflict is None else self.conflict.to_dict()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,18 +176,9 @@ class Verdict:
     evidence: tuple[Span, ...] = field(default_factory=tuple)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "score": self.score,
-            "label": self.label,
-            "e": self.e,
-            "n": self.n,
-            "c": self.c,
-            "uncertainty": self.uncertainty,
-            "method": self.method,
-            "model": self.model,
-            "sentences": [s.to_dict() for s in self.sentences],
-            "evidence": [s.to_dict() for s in self.evidence],
-        }
+        return {"score": self.score, "label": self.label, "e": self.e, "n": self.n, "c": self.c, "uncertainty": self.uncertainty,
+                "method": self.method, "model": self.model, "sentences": [s.to_dict() for s in self.sentences],
+                "evidence": [s.to_dict() for s in self.evidence]}
 
 
 @runtime_checkable
@@ -215,14 +198,7 @@ class Scorer(Protocol):
     threshold: float
     sentence_threshold: float
 
-    def score(
-        self,
-        *,
-        sources: Sequence[str],
-        claims: Sequence[str],
-        contexts: Sequence[Any] | None = None,
-        progress: bool = False,
-    ) -> list[Verdict]: ...
+    def score(self, *, sources: Sequence[str], claims: Sequence[str], contexts: Sequence[Any] | None = None, progress: bool = False) -> list[Verdict]: ...
 
     def decide(self, score: float, uncertainty: float | None = None) -> Label: ...
 

@@ -17,18 +17,7 @@ from veridic.nli.labels import LabelMap
 from veridic.nli.scorer import NLIScorer
 
 __all__ = [
-    "NLIBackend",
-    "TorchNLIBackend",
-    "OnnxNLIBackend",
-    "CachedBackend",
-    "load_backend",
-    "resolve_model_path",
-    "embedded_model_path",
-    "export_onnx",
-    "EMBEDDED_MODEL_NAME",
-    "KNOWN_CHECKPOINTS",
-    "LabelMap",
-    "NLIScorer",
-    "SOURCE_AGGREGATIONS",
-    "CLAIM_AGGREGATIONS",
+    "NLIBackend", "TorchNLIBackend", "OnnxNLIBackend", "CachedBackend", "load_backend",
+    "resolve_model_path", "embedded_model_path", "export_onnx", "EMBEDDED_MODEL_NAME", "KNOWN_CHECKPOINTS",
+    "LabelMap", "NLIScorer", "SOURCE_AGGREGATIONS", "CLAIM_AGGREGATIONS",
 ]

@@ -67,15 +67,7 @@ class NLIBackend(Protocol):
     label_map: LabelMap
     supports_mc: bool
 
-    def predict(
-        self,
-        premises: Sequence[str],
-        hypotheses: Sequence[str],
-        *,
-        mc_samples: int = 0,
-        seed: int = 0,
-        progress: bool = False,
-    ) -> np.ndarray: ...
+    def predict(self, premises: Sequence[str], hypotheses: Sequence[str], *, mc_samples: int = 0, seed: int = 0, progress: bool = False) -> np.ndarray: ...
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]: ...
 
@@ -211,6 +203,16 @@ class _FileTokenizer:
 class _TokenizerMixin:
     tokenizer: Any
     max_length: int
+    model_id: str
+    revision: str | None
+    label_map: LabelMap
+    num_parameters: int | None
+
+    def _describe(self, backend: str, **runtime: Any) -> dict[str, Any]:
+        """The ``describe()`` record of a backend: the model and revision, how it runs (``runtime``: the torch
+        dtype and device, or the ONNX file), and its window, labels and size, in that order."""
+        return {"backend": backend, "model": self.model_id, "revision": self.revision, **runtime, "max_length": self.max_length,
+                "labels": list(self.label_map.names), "parameters": self.num_parameters}
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         if isinstance(self.tokenizer, _FileTokenizer):
@@ -247,15 +249,7 @@ class _TokenizerMixin:
             return [[i] for i in order]
         return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
-    def predict(
-        self,
-        premises: Sequence[str],
-        hypotheses: Sequence[str],
-        *,
-        mc_samples: int = 0,
-        seed: int = 0,
-        progress: bool = False,
-    ) -> np.ndarray:
+    def predict(self, premises: Sequence[str], hypotheses: Sequence[str], *, mc_samples: int = 0, seed: int = 0, progress: bool = False) -> np.ndarray:
         """Probabilities (e, n, c): ``[n, 3]``, or ``[n, k, 3]`` with ``mc_samples=k``.
 
         A pair that occurs more than once (the same window for two claim
@@ -340,16 +334,7 @@ class TorchNLIBackend(_TokenizerMixin):
         self.num_parameters = sum(p.numel() for p in self.model.parameters())
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "backend": "torch",
-            "model": self.model_id,
-            "revision": self.revision,
-            "dtype": self.dtype,
-            "device": str(self.device),
-            "max_length": self.max_length,
-            "labels": list(self.label_map.names),
-            "parameters": self.num_parameters,
-        }
+        return self._describe("torch", dtype=self.dtype, device=str(self.device))
 
     @contextmanager
     def _autocast(self):
@@ -380,15 +365,7 @@ class TorchNLIBackend(_TokenizerMixin):
             logits = self.model(**inputs).logits
         return torch.softmax(logits.float(), dim=-1).cpu().numpy().astype(np.float64)
 
-    def _predict(
-        self,
-        premises: Sequence[str],
-        hypotheses: Sequence[str],
-        *,
-        mc_samples: int = 0,
-        seed: int = 0,
-        progress: bool = False,
-    ) -> np.ndarray:
+    def _predict(self, premises: Sequence[str], hypotheses: Sequence[str], *, mc_samples: int = 0, seed: int = 0, progress: bool = False) -> np.ndarray:
         # Monte-Carlo dropout: each pair runs as one batch of ``k`` copies with dropout on, seeded from
         # ``seed`` and the pair's text, so the samples for a pair do not depend on which other pairs share the call.
         if mc_samples < 0 or mc_samples == 1:
@@ -518,15 +495,7 @@ class OnnxNLIBackend(_TokenizerMixin):
         self.one_pair_per_call = _is_dynamically_quantised(path)
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "backend": "onnx",
-            "model": self.model_id,
-            "revision": self.revision,
-            "file": self.file.name,
-            "max_length": self.max_length,
-            "labels": list(self.label_map.names),
-            "parameters": self.num_parameters,
-        }
+        return self._describe("onnx", file=self.file.name)
 
     def _predict(self, premises, hypotheses, *, mc_samples: int = 0, seed: int = 0, progress: bool = False) -> np.ndarray:
         if mc_samples:

@@ -227,14 +227,7 @@ class NLIScorer:
         return out
 
     # ------------------------------------------------------------------ scoring
-    def score(
-        self,
-        *,
-        sources: Sequence[str],
-        claims: Sequence[str],
-        contexts: Sequence[Any] | None = None,
-        progress: bool = False,
-    ) -> list[Verdict]:
+    def score(self, *, sources: Sequence[str], claims: Sequence[str], contexts: Sequence[Any] | None = None, progress: bool = False) -> list[Verdict]:
         """Score each claim against its source; returns one :class:`Verdict` per pair.
 
         Four steps: every claim piece against each of its windows (one model call for all pairs); the best

@@ -32,6 +32,9 @@ __all__ = [
 ]
 
 
+_UNCERTAINTY = "The standard deviation of the score over Monte-Carlo dropout samples; null without them (mc_samples=0)."
+
+
 class _Strict(BaseModel):
     # Unknown keys are a typo more often than not: say so instead of ignoring them.
     model_config = ConfigDict(extra="forbid")
@@ -94,7 +97,7 @@ class SentenceVerdictModel(BaseModel):
     e: float
     n: float
     c: float
-    uncertainty: float | None
+    uncertainty: float | None = Field(description=_UNCERTAINTY)
     evidence: SpanModel | None
     conflict: StructureConflictModel | None = Field(
         default=None, description="Exchanged roles or a reversed predicate found by the structure check (offsets into the claim and the source); "
@@ -109,7 +112,7 @@ class VerdictModel(BaseModel):
     e: float
     n: float
     c: float
-    uncertainty: float | None
+    uncertainty: float | None = Field(description=_UNCERTAINTY)
     method: str
     model: str
     sentences: list[SentenceVerdictModel]
