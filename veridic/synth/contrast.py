@@ -51,7 +51,7 @@ from __future__ import annotations
 import random
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -74,6 +74,9 @@ from veridic.synth.perturb import (
     _perturb_number,
     _stable_int,
     compress_sentence,
+    parse_sentences,
+    premise_window,
+    swap_inventories,
 )
 
 __all__ = ["RULES", "RULE_LABELS", "FAITHFUL_RULES", "ContrastPair", "ContrastGenerator"]
@@ -644,25 +647,9 @@ class ContrastGenerator:
             raise InputError("no documents with sentences were given to the contrast generator")
         caps = ({r: max_per_rule for r in rules} if isinstance(max_per_rule, int)
                 else dict(max_per_rule or {}))
-        keys: list[tuple[int, int]] = []
-        texts: list[str] = []
-        for di, d in enumerate(docs):
-            for si, s in enumerate(d.sentences):
-                if self._usable(s):
-                    keys.append((di, si))
-                    texts.append(s)
-        it: Iterable[Any] = self.nlp.pipe(texts, batch_size=self.batch_size, n_process=self.n_process)
-        if progress:
-            from tqdm.auto import tqdm
-
-            it = tqdm(it, total=len(texts), desc="spaCy parse", unit="sent", mininterval=10)
-        parsed = dict(zip(keys, it))
-        same_doc: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        for (di, _), sdoc in parsed.items():
-            for e in sdoc.ents:
-                if e.label_ in _SWAP_TYPES and _ENTITY_SHAPE.fullmatch(e.text) and not e.text.endswith("'s"):
-                    if e.text not in same_doc[di][e.label_]:
-                        same_doc[di][e.label_].append(e.text)
+        parsed = parse_sentences(self.nlp, docs, self._usable, batch_size=self.batch_size, n_process=self.n_process, progress=progress,
+                                 mininterval=10)
+        same_doc, _ = swap_inventories(parsed)
         order = sorted(parsed)
         random.Random(_stable_int(str(self.seed), "contrast-order")).shuffle(order)
         made: dict[str, int] = defaultdict(int)
@@ -684,11 +671,8 @@ class ContrastGenerator:
                 hyp = _tidy_sentence(hyp)
                 if hyp == sdoc.text or len(hyp.split()) < 3:
                     continue
-                size = rng.choice([1, 1, 2, 3])
-                n = len(doc.sentences)
-                size = max(1, min(size, n))
-                lo = rng.randint(max(0, si - size + 1), min(si, n - size))
-                premise = " ".join(doc.sentences[lo: lo + size])
+                lo, hi = premise_window(rng, len(doc.sentences), si, rng.choice([1, 1, 2, 3]))
+                premise = " ".join(doc.sentences[lo:hi])
                 out.append(ContrastPair(premise, hyp, RULE_LABELS[rule], rule, sdoc.text, doc.doc_id, meta))
                 made[rule] += 1
         return out

@@ -45,7 +45,7 @@ import hashlib
 import random
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -464,6 +464,48 @@ def _perturb_swap_args(doc: Any, rng: random.Random) -> _Edit | None:
     return edit
 
 
+# ------------------------------------------------------------------ shared by the generators
+def parse_sentences(nlp: Any, docs: Sequence[Document], usable: Callable[[str], bool], *, batch_size: int, n_process: int = 1,
+                    progress: bool = False, mininterval: float = 5) -> dict[tuple[int, int], Any]:
+    """Every ``usable`` sentence of ``docs`` parsed once, keyed by (document index, sentence index)."""
+    keys: list[tuple[int, int]] = []
+    texts: list[str] = []
+    for di, d in enumerate(docs):
+        for si, s in enumerate(d.sentences):
+            if usable(s):
+                keys.append((di, si))
+                texts.append(s)
+    it: Iterable[Any] = nlp.pipe(texts, batch_size=batch_size, n_process=n_process)
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(it, total=len(texts), desc="spaCy parse", unit="sent", mininterval=mininterval)
+    return dict(zip(keys, it))
+
+
+def swap_inventories(parsed: Mapping[tuple[int, int], Any]) -> tuple[dict[int, dict[str, list[str]]], dict[str, list[str]]]:
+    """The names an entity swap may put in: per document, in order of first mention (hard negatives), and over
+    all documents, sorted, by entity label."""
+    same_doc: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    pool: dict[str, set[str]] = defaultdict(set)
+    for (di, _), sdoc in parsed.items():
+        for e in sdoc.ents:
+            if e.label_ in _SWAP_TYPES and _ENTITY_SHAPE.fullmatch(e.text) and not e.text.endswith("'s"):
+                if e.text not in same_doc[di][e.label_]:
+                    same_doc[di][e.label_].append(e.text)
+                pool[e.label_].add(e.text)
+    return same_doc, {k: sorted(v) for k, v in pool.items()}
+
+
+def premise_window(rng: random.Random, n_sent: int, idx: int, size: int) -> tuple[int, int]:
+    """A random run of ``size`` sentences (fewer in a short document) that holds sentence ``idx``: [start, end)."""
+    size = max(1, min(size, n_sent))
+    lo = max(0, idx - size + 1)
+    hi = min(idx, n_sent - size)
+    start = rng.randint(lo, hi)
+    return start, start + size
+
+
 # ------------------------------------------------------------------ generator
 class SyntheticGenerator:
     """Builds :class:`SyntheticPair` s from documents with a spaCy pipeline.
@@ -486,14 +528,6 @@ class SyntheticGenerator:
         starts_ok = sentence[:1].isalnum() or sentence[:1] in "\"'“‘"
         return self.min_words <= n <= self.max_words and starts_ok and "\n" not in sentence
 
-    @staticmethod
-    def _window(rng: random.Random, n_sent: int, idx: int, size: int) -> tuple[int, int]:
-        size = max(1, min(size, n_sent))
-        lo = max(0, idx - size + 1)
-        hi = min(idx, n_sent - size)
-        start = rng.randint(lo, hi)
-        return start, start + size
-
     def generate(self, *, documents: Sequence[Document], counts: Mapping[str, int],
                  progress: bool = False) -> list[SyntheticPair]:
         """Generate up to ``counts[kind]`` pairs per kind from ``documents``.
@@ -512,32 +546,8 @@ class SyntheticGenerator:
             raise InputError("no documents with sentences were given to the synthetic generator")
 
         # Parse every usable sentence once; doc-level pairs reuse the parses.
-        keys: list[tuple[int, int]] = []
-        texts: list[str] = []
-        for di, d in enumerate(docs):
-            for si, s in enumerate(d.sentences):
-                if self._usable(s):
-                    keys.append((di, si))
-                    texts.append(s)
-        parsed: dict[tuple[int, int], Any] = {}
-        it: Iterable[Any] = self.nlp.pipe(texts, batch_size=self.batch_size)
-        if progress:
-            from tqdm.auto import tqdm
-
-            it = tqdm(it, total=len(texts), desc="spaCy parse", unit="sent", mininterval=5)
-        for key, sdoc in zip(keys, it):
-            parsed[key] = sdoc
-
-        # Entity inventories for swaps: per document (hard negatives) and global.
-        same_doc: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        pool: dict[str, set[str]] = defaultdict(set)
-        for (di, _), sdoc in parsed.items():
-            for e in sdoc.ents:
-                if e.label_ in _SWAP_TYPES and _ENTITY_SHAPE.fullmatch(e.text) and not e.text.endswith("'s"):
-                    if e.text not in same_doc[di][e.label_]:
-                        same_doc[di][e.label_].append(e.text)
-                    pool[e.label_].add(e.text)
-        pool_sorted = {k: sorted(v) for k, v in pool.items()}
+        parsed = parse_sentences(self.nlp, docs, self._usable, batch_size=self.batch_size, progress=progress, mininterval=5)
+        same_doc, pool_sorted = swap_inventories(parsed)
 
         out: list[SyntheticPair] = []
         for kind in KINDS:  # fixed order -> deterministic
@@ -581,7 +591,7 @@ class SyntheticGenerator:
         sentence = sdoc.text
 
         def premise(size: int) -> tuple[str, tuple[int, int]]:
-            a, b = self._window(rng, len(sents), si, size)
+            a, b = premise_window(rng, len(sents), si, size)
             return " ".join(sents[a:b]), (a, b)
 
         if kind == "extract":
