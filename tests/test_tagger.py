@@ -104,9 +104,9 @@ def test_training_in_two_stages_resumes_and_writes_a_tagger(tmp_path, tiny_nli_d
     assert not first["finished"] and first["step"] >= 1
     assert list((tmp_path / "run" / "checkpoints").glob("checkpoint-*"))
     # Had the budget ended here, the newest checkpoint would be the tagger, marked unfinished.
-    from veridic.detect.tagger_train import export_newest_checkpoint
-
     import shutil
+
+    from veridic.detect.tagger_train import export_newest_checkpoint
 
     shutil.copytree(tmp_path / "run", tmp_path / "early")
     early = export_newest_checkpoint(rows=_rows(24), output_dir=tmp_path / "early", config=cfg)
@@ -116,8 +116,12 @@ def test_training_in_two_stages_resumes_and_writes_a_tagger(tmp_path, tiny_nli_d
     tagger = SpanTagger(done["path"])
     assert tagger.threshold == done["threshold"] and 0 < tagger.threshold < 1
     claims = ["Acme hired 500 engineers in Ohio. " * 30, "Acme hired 200 engineers."]
-    for claim, spans in zip(claims, tagger.predict(sources=["Acme hired 200 engineers in Ohio."] * 2, claims=claims)):
+    predicted = tagger.predict(sources=["Acme hired 200 engineers in Ohio."] * 2, claims=claims)
+    for claim, spans in zip(claims, predicted):
         assert all(0 <= s.start < s.end <= len(claim) and claim[s.start:s.end] == s.text for s in spans)
+    # The detector's batch interface, for the span benchmarks (WiCE tokens).
+    as_detector = tagger.detect_many(passages=claims, evidences=["Acme hired 200 engineers in Ohio."] * 2)
+    assert [list(r.spans) for r in as_detector] == predicted
 
 
 def test_span_corpus_rows_have_exact_spans_and_the_requested_kinds(tmp_path, nlp):

@@ -256,6 +256,7 @@ if typer is not None:
         phrase_min_gain: PhraseMinGain = None,
         coverage_sentences: int = typer.Option(5, help="With --phrase-spans, the fallback: evidence sentences (best aligned) a word must be found in."),
         out: Path | None = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
+        tagger: Path | None = typer.Option(None, "--tagger", help="Score a trained span tagger folder instead of the detector."),
     ) -> None:
         """Token-level binary F1 against WiCE non-supported tokens."""
         from veridic.detect.benchmark import load_wice_spans, wice_span_f1
@@ -263,9 +264,14 @@ if typer is not None:
         try:
             if coverage_sentences < 1:
                 raise VeridicError(f"--coverage-sentences must be >= 1; got {coverage_sentences}.")
-            det = build_detector(model=model, phrase_spans=phrase_spans)
-            det.coverage_sentences = coverage_sentences
-            _set_phrase_mode(det, scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
+            if tagger is not None:
+                from veridic.detect.tagger import SpanTagger
+
+                det = SpanTagger(tagger)
+            else:
+                det = build_detector(model=model, phrase_spans=phrase_spans)
+                det.coverage_sentences = coverage_sentences
+                _set_phrase_mode(det, scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
             rep = wice_span_f1(detector=det, rows=load_wice_spans(data / f"{split}.jsonl"), progress=True)
             rep["data"] = {"path": str(data / f"{split}.jsonl")}
         except VeridicError as exc:

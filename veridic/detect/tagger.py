@@ -27,7 +27,7 @@ import numpy as np
 
 from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
 
-__all__ = ["CLAIM_PIECE_TOKENS", "TAGGER_FILE", "SpanTagger", "TaggedSpan", "claim_pieces", "encode_pair", "pack_source", "spans_from_probs"]
+__all__ = ["CLAIM_PIECE_TOKENS", "TAGGER_FILE", "SpanTagger", "TaggedSpan", "TaggerResult", "claim_pieces", "encode_pair", "pack_source", "spans_from_probs"]
 
 TAGGER_FILE = "tagger.json"
 #: the longest claim piece tagged at once; the rest of the window is the source's
@@ -43,6 +43,14 @@ class TaggedSpan:
     end: int
     text: str
     score: float
+    type: str = "unsupported"
+
+
+@dataclass(frozen=True)
+class TaggerResult:
+    """The tagger's spans of one passage, shaped as the detector's results where benchmarks read them."""
+
+    spans: tuple[TaggedSpan, ...]
 
 
 def pack_source(source: str, claim: str, *, count_tokens: Callable[[str], int], budget: int) -> tuple[str, int]:
@@ -179,6 +187,10 @@ class SpanTagger:
         """The unsupported spans of each claim (character offsets into the claim)."""
         probs = self.char_probabilities(sources=sources, claims=claims)
         return [spans_from_probs(c, p, threshold=self.threshold) for c, p in zip(claims, probs)]
+
+    def detect_many(self, *, passages: Sequence[str], evidences: Sequence[str], progress: bool = False) -> list[TaggerResult]:
+        """The detector's batch interface (``detect_many(passages=, evidences=)``), so span benchmarks run either."""
+        return [TaggerResult(tuple(s)) for s in self.predict(sources=list(evidences), claims=list(passages))]
 
     def describe(self) -> dict[str, Any]:
         return {"tagger": str(self.dir), "threshold": self.threshold, "max_length": self.max_length, **{k: v for k, v in self.meta.items() if k != "threshold"}}

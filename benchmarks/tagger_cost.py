@@ -1,0 +1,55 @@
+"""Cost of the span tagger beside the default scorer, per passage, on 2 cores (docs/preregistration/span-tagger.md).
+
+    python benchmarks/tagger_cost.py --tagger ~/.cache/veridic/train/span-tagger-v1/final [--rows 200] [--repeats 3]
+
+Both models are loaded first; then the same seeded sample of the span evaluation rows (seed 0, pooled over the
+three sets) goes through the tagger and through ``veridic.load_scorer()`` (``hybrid`` on the embedded model,
+backend ``auto``) in alternating runs in one process, so both meet the same load. Prints the median seconds per
+passage of each and their ratio as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+from pathlib import Path
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tagger", type=Path, required=True)
+    ap.add_argument("--rows", type=int, default=200)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    import veridic
+    from veridic.detect.spans import SPAN_DATASETS, load_span_rows
+    from veridic.detect.tagger import SpanTagger
+
+    rows = [r for name in SPAN_DATASETS for r in load_span_rows(dataset=name, split="test" if name == "entfa_xsum" else None)]
+    random.Random(args.seed).shuffle(rows)
+    rows = rows[: args.rows]
+    sources, claims = [r.source for r in rows], [r.claim for r in rows]
+    tagger = SpanTagger(args.tagger)
+    scorer = veridic.load_scorer()
+    tagger.predict(sources=sources[:4], claims=claims[:4])  # warm-up: first calls allocate
+    scorer.score(sources=sources[:4], claims=claims[:4])
+    times: dict[str, list[float]] = {"tagger": [], "scorer": []}
+    for _ in range(args.repeats):
+        for name, run in (("tagger", lambda: tagger.predict(sources=sources, claims=claims)),
+                          ("scorer", lambda: scorer.score(sources=sources, claims=claims))):
+            t = time.perf_counter()
+            run()
+            times[name].append((time.perf_counter() - t) / len(rows))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(json.dumps({"rows": len(rows), "repeats": args.repeats, "seconds_per_passage": med, "runs": times,
+                      "tagger_over_scorer": med["tagger"] / med["scorer"], "scorer": scorer.describe().get("name")}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
