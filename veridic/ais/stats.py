@@ -381,15 +381,15 @@ def agreement(votes: Iterable[ItemVotes], *, stage: Stage) -> Agreement:
             tp, fn = tp + yes, fn + no
         else:
             fp, tn = fp + yes, tn + no
-    return Agreement(
-        stage=stage,
-        f1=macro_f1(tp=tp, fp=fp, fn=fn, tn=tn),
-        pairwise=pairwise_agreement(m),
-        alpha=krippendorff_alpha(m),
-        kappa=fleiss_kappa(m),
-        n_items=len(m),
-        n_ratings=int(m.sum()),
-    )
+    return _measured(stage, m, (tp, fp, fn, tn), n_items=len(m), n_ratings=int(m.sum()))
+
+
+def _measured(stage: Stage, m: np.ndarray, confusion: tuple[float, float, float, float], *, n_items: int, n_ratings: int) -> Agreement:
+    """The agreement measures of ``stage`` over the count matrix ``m`` (a row per unit: its yes and no ratings),
+    F1 from the ratings' ``confusion`` counts (tp, fp, fn, tn) against the reference."""
+    tp, fp, fn, tn = confusion
+    return Agreement(stage=stage, f1=macro_f1(tp=tp, fp=fp, fn=fn, tn=tn), pairwise=pairwise_agreement(m), alpha=krippendorff_alpha(m),
+                     kappa=fleiss_kappa(m), n_items=n_items, n_ratings=n_ratings)
 
 
 def _metric_values(cs: Sequence[Consensus], metric: str) -> dict[str, float]:
@@ -492,12 +492,4 @@ def expert_agreement(judgments: Iterable[Judgment], *, expert: Mapping[str, bool
         tn += (not answer) and (not truth)
         units.append([int(answer) + int(truth), 2 - int(answer) - int(truth)])
     m = np.array(units, dtype=float).reshape(-1, 2)
-    return Agreement(
-        stage=stage,
-        f1=macro_f1(tp=tp, fp=fp, fn=fn, tn=tn),
-        pairwise=pairwise_agreement(m),
-        alpha=krippendorff_alpha(m),
-        kappa=fleiss_kappa(m),
-        n_items=len({i for i in expert if expert[i] is not None}),
-        n_ratings=len(units),
-    )
+    return _measured(stage, m, (tp, fp, fn, tn), n_items=len({i for i in expert if expert[i] is not None}), n_ratings=len(units))

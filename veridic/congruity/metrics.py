@@ -37,6 +37,7 @@ and mean *more errors of that kind* for a distractor class.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -65,40 +66,42 @@ def _content(text: str) -> str:
     return " ".join(content_words(text))
 
 
-_BLEU = None
-_ROUGE = None
-
-
 def bleu1_precision(*, candidate: str, reference: str) -> float:
     """Clipped unigram precision (sacrebleu), stop words excluded; NaN for an empty candidate."""
-    global _BLEU
     cand, ref = _content(candidate), _content(reference)
     if not cand:
         return math.nan
-    if _BLEU is None:
-        try:
-            from sacrebleu.metrics import BLEU
-        except ImportError:
-            raise MissingDependencyError("sacrebleu", extra="congruity", purpose="BLEU-1 precision") from None
-        _BLEU = BLEU(max_ngram_order=1, effective_order=True, tokenize="none", lowercase=True)
-    return float(_BLEU.sentence_score(cand, [ref]).precisions[0]) / 100.0
+    return float(_bleu1().sentence_score(cand, [ref]).precisions[0]) / 100.0
 
 
 def rouge_l_precision(*, candidate: str, reference: str) -> float:
     """ROUGE-L precision (rouge-score, no stemming), stop words excluded; NaN for an empty candidate."""
-    global _ROUGE
     cand, ref = _content(candidate), _content(reference)
     if not cand:
         return math.nan
-    if _ROUGE is None:
-        try:
-            from rouge_score import rouge_scorer
-        except ImportError:
-            raise MissingDependencyError("rouge-score", extra="congruity", purpose="ROUGE-L precision") from None
-        _ROUGE = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+    scorer = _rouge_l()
     if not ref:
         return 0.0
-    return float(_ROUGE.score(target=ref, prediction=cand)["rougeL"].precision)
+    return float(scorer.score(target=ref, prediction=cand)["rougeL"].precision)
+
+
+# The scorers are built once, on first use (a missing package is reported then, and tried again next time).
+@functools.cache
+def _bleu1() -> Any:
+    try:
+        from sacrebleu.metrics import BLEU
+    except ImportError:
+        raise MissingDependencyError("sacrebleu", extra="congruity", purpose="BLEU-1 precision") from None
+    return BLEU(max_ngram_order=1, effective_order=True, tokenize="none", lowercase=True)
+
+
+@functools.cache
+def _rouge_l() -> Any:
+    try:
+        from rouge_score import rouge_scorer
+    except ImportError:
+        raise MissingDependencyError("rouge-score", extra="congruity", purpose="ROUGE-L precision") from None
+    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
 
 
 class MiniLMBertScore:

@@ -81,10 +81,7 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_open writes whole files: mode 'w' or 'wb', not {mode!r}.")
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
+    with _temp_beside(path) as (fd, _):
         if "b" in mode:
             fh = os.fdopen(fd, mode)
         else:
@@ -93,6 +90,17 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+
+
+@contextlib.contextmanager
+def _temp_beside(path: str | Path) -> Iterator[tuple[int, str]]:
+    """A temp file beside ``path`` (its open descriptor and its name): renamed over ``path`` with ``path``'s mode
+    when the block ends cleanly, removed when it raises. The block writes it and fsyncs it."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        yield fd, tmp
         _settle(tmp, p)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -136,19 +144,11 @@ def _settle(tmp: str | Path, p: Path) -> None:
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temp path beside ``path`` for writers that take a file name (pyarrow); renamed over ``path`` on success."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with _temp_beside(path) as (fd, tmp):
+        os.close(fd)
         yield Path(tmp)
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
-        _settle(tmp, p)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def check_output_dir(path: str | Path, *, owned: tuple[str, ...], what: str = "output folder") -> Path:
