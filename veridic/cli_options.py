@@ -19,9 +19,13 @@ import typer
 
 from veridic.errors import InputError
 
-__all__ = ["SCORER_FLAGS", "read_text_arg", "scorer_config", "check_model_flags", "check_hub_model", "with_scorer_flags", "Bf16", "parse_bf16"]
+__all__ = ["SCORER_FLAGS", "read_text_arg", "scorer_config", "check_model_flags", "check_hub_model", "with_scorer_flags", "Bf16", "Threads", "Resume", "Progress", "parse_bf16"]
 
 Bf16 = Annotated[str, typer.Option("--bf16", help="auto (when the CPU has native bf16: AMX or AVX512-BF16), on or off.")]
+# The other run flags of the fine-tuning and scoring commands.
+Threads = Annotated[int | None, typer.Option("--threads")]
+Resume = Annotated[bool, typer.Option("--resume/--no-resume", help="Continue from the newest checkpoint in --out-dir.")]
+Progress = Annotated[bool, typer.Option("--progress/--no-progress")]
 
 
 def parse_bf16(value: str) -> bool | None:

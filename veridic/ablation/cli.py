@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from veridic.cli_options import Bf16, parse_bf16
+from veridic.cli_options import Bf16, Progress, Resume, Threads, parse_bf16
 from veridic.errors import ConfigError, VeridicError
 
 __all__ = ["app"]
@@ -86,7 +86,7 @@ def run(
     seed: Annotated[int, typer.Option("--seed")] = 0,
     out: Annotated[Path | None, typer.Option("--output", "-o", "--out", help="Write the full JSON report (with per-example scores) here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report (without per-example rows) instead of a table.")] = False,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    progress: Progress = True,
 ) -> None:
     """Accuracy and margin-accuracy of log P(y|c,g) > log P(y|c,g′) (+ margin), optionally under PMI scoring."""
     from veridic.ablation.data import load_ablation_set, load_west_synthetic
@@ -211,9 +211,9 @@ def train(
     limit: Annotated[int | None, typer.Option("--limit", help="Use a seeded sample of N training examples.")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     bf16: Bf16 = "auto",
-    threads: Annotated[int | None, typer.Option("--threads")] = None,
-    resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Continue from the newest checkpoint in --out-dir.")] = True,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = False,
+    threads: Threads = None,
+    resume: Resume = True,
+    progress: Progress = False,
 ) -> None:
     """Fine-tune the LM on grounded data with or without loss truncation (paper 001, §3.3.1)."""
     from veridic.ablation.finetune import LTTrainConfig, load_grounded, shuffled, train_grounded
@@ -254,7 +254,7 @@ def generate(
     sample: Annotated[bool, typer.Option("--sample/--greedy", help="Top-p sampling (seeded) instead of greedy decoding.")] = False,
     top_p: Annotated[float, typer.Option("--top-p", help="Nucleus mass when sampling (the paper used 0.5).")] = 0.5,
     seed: Annotated[int, typer.Option("--seed")] = 0,
-    threads: Annotated[int | None, typer.Option("--threads")] = None,
+    threads: Threads = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Continue an example's context with PMI decoding (one line per α)."""

@@ -215,18 +215,8 @@ class FactualAblationProbe:
                     lp_g, lp_a, lp_u = rg.logprob, ra.logprob, None
                     n_tok = len(rg.token_ids)
                 diffs = {"lm": lp_g - lp_a, **diffs}
-                scores.append(
-                    ExampleScore(
-                        id=ex.id,
-                        group=ex.group,
-                        logp_grounded=lp_g,
-                        logp_ablated=lp_a,
-                        logp_ungrounded=lp_u,
-                        n_target_tokens=n_tok,
-                        grounding_tokens_dropped=dropped,
-                        differences=diffs,
-                    )
-                )
+                scores.append(ExampleScore(id=ex.id, group=ex.group, logp_grounded=lp_g, logp_ablated=lp_a, logp_ungrounded=lp_u,
+                                           n_target_tokens=n_tok, grounding_tokens_dropped=dropped, differences=diffs))
             if bar is not None:
                 bar.update(len(chunk))
         if bar is not None:

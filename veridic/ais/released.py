@@ -109,17 +109,8 @@ def _read(fh: TextIO, *, name: str, raters: int) -> list[ReleasedRow]:
             if interp and a_ais > 0:
                 other2 = max(a_int - a_ais, 0)
                 ais_yes, ais_no = (a_ais, other2) if attr else (other2, a_ais)
-        votes = ItemVotes(
-            item=item,
-            system=system,
-            int_yes=int_yes,
-            int_no=int_no,
-            ais_yes=ais_yes,
-            ais_no=ais_no,
-            consensus_flag=flagged,
-            consensus_int=None if flagged else interp,
-            consensus_ais=None if (flagged or not interp) else attr,
-        )
+        votes = ItemVotes(item=item, system=system, int_yes=int_yes, int_no=int_no, ais_yes=ais_yes, ais_no=ais_no, consensus_flag=flagged,
+                          consensus_int=None if flagged else interp, consensus_ais=None if (flagged or not interp) else attr)
         url = r.get("doc-url", "").strip()
         out.append(ReleasedRow(example=example, system=system, output=r["output"], doc_url=None if url in ("", "NA") else url,
                                q1=r.get("Q1", ""), q2=r.get("Q2", ""), votes=votes))

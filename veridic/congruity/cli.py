@@ -30,7 +30,7 @@ from typing import Annotated, Any
 
 import typer
 
-from veridic.cli_options import Bf16, parse_bf16
+from veridic.cli_options import Bf16, Progress, Resume, Threads, parse_bf16
 from veridic.errors import ConfigError, InputError, VeridicError
 
 __all__ = ["app"]
@@ -51,6 +51,13 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise InputError(f"No such file: {path}.")
     return [row for _, row in iter_jsonl(path)]
+
+
+def _write_beside(out: Path, suffix: str, data: dict[str, Any]) -> None:
+    """``data`` as JSON in the file named ``out`` + ``suffix`` (an output's stats or metadata), atomically."""
+    from veridic.io.atomic import atomic_write_text
+
+    atomic_write_text(Path(str(out) + suffix), json.dumps(data, indent=2) + "\n")
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -93,9 +100,7 @@ def build(
             stats["sampled"] = sample
         stats.update({"data": data, "task": task, "seed": seed, "nonfactual": nonfactual})
         _write_jsonl(out, rows)
-        from veridic.io.atomic import atomic_write_text
-
-        atomic_write_text(Path(str(out) + ".stats.json"), json.dumps(stats, indent=2) + "\n")
+        _write_beside(out, ".stats.json", stats)
     except VeridicError as exc:
         _fail(exc)
     typer.echo(f"wrote {len(rows)} {task} items from {stats['n_examples']} examples to {out}; skipped: {stats.get('skipped', {})}")
@@ -128,9 +133,9 @@ def score(
     metrics: Annotated[str, typer.Option("--metrics", help="With --generations: bleu1,rougeL,bertscore.")] = "bleu1,rougeL,bertscore",
     device: Annotated[str, typer.Option("--device")] = "cpu",
     batch_size: Annotated[int, typer.Option("--batch-size")] = 8,
-    threads: Annotated[int | None, typer.Option("--threads")] = None,
+    threads: Threads = None,
     max_length: Annotated[int | None, typer.Option("--max-length", help="Multiple-choice models only: tokens per (article, option) pair at inference (default: the length the model was trained with).")] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    progress: Progress = True,
 ) -> None:
     """Rank every item's options by LM log-likelihood (or score generations by precision)."""
     from veridic.congruity.build import MCItem
@@ -193,9 +198,7 @@ def score(
         stats_path = Path(str(items) + ".stats.json")
         if stats_path.is_file():
             meta["build"] = json.loads(stats_path.read_text())
-        from veridic.io.atomic import atomic_write_text
-
-        atomic_write_text(Path(str(out) + ".meta.json"), json.dumps(meta, indent=2) + "\n")
+        _write_beside(out, ".meta.json", meta)
     except VeridicError as exc:
         _fail(exc)
     typer.echo(f"scored {len(rows)} items in {meta['seconds']:.0f} s -> {out}")
@@ -223,9 +226,9 @@ def train(
     seed: Annotated[int, typer.Option("--seed")] = 0,
     save_steps: Annotated[int, typer.Option("--save-steps")] = 100,
     bf16: Bf16 = "auto",
-    threads: Annotated[int | None, typer.Option("--threads")] = None,
-    resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Continue from the newest checkpoint in --out-dir.")] = True,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = False,
+    threads: Threads = None,
+    resume: Resume = True,
+    progress: Progress = False,
 ) -> None:
     """Fine-tune a multiple-choice encoder on claim / description items (paper 000, appendix D)."""
     from veridic.congruity.build import MCItem
@@ -291,9 +294,7 @@ def combine(
                 "config": {"combine": [str(p) for p in scores], "weights": ws}, "n_items": len(combined)}
         if "build" in metas[0]:
             meta["build"] = metas[0]["build"]
-        from veridic.io.atomic import atomic_write_text
-
-        atomic_write_text(Path(str(out) + ".meta.json"), json.dumps(meta, indent=2) + "\n")
+        _write_beside(out, ".meta.json", meta)
     except VeridicError as exc:
         _fail(exc)
     typer.echo(f"combined {len(scores)} runs over {len(combined)} items (weights {ws}) -> {out}")

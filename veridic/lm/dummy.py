@@ -23,15 +23,7 @@ from typing import Any
 import numpy as np
 
 from veridic.errors import ConfigError, InputError
-from veridic.lm.api import (
-    GenerationRequest,
-    GenerationResult,
-    LogitsProcessor,
-    LoglikelihoodRequest,
-    LoglikelihoodResult,
-    check_requests,
-    stop_at,
-)
+from veridic.lm.api import GenerationRequest, GenerationResult, LogitsProcessor, LoglikelihoodRequest, LoglikelihoodResult, check_requests, stop_at
 
 __all__ = ["DummyLM"]
 

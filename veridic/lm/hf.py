@@ -33,15 +33,7 @@ from typing import Any
 import numpy as np
 
 from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
-from veridic.lm.api import (
-    GenerationRequest,
-    GenerationResult,
-    LogitsProcessor,
-    LoglikelihoodRequest,
-    LoglikelihoodResult,
-    check_requests,
-    stop_at,
-)
+from veridic.lm.api import GenerationRequest, GenerationResult, LogitsProcessor, LoglikelihoodRequest, LoglikelihoodResult, check_requests, stop_at
 
 __all__ = ["HFCausalLM", "load_lm"]
 
@@ -77,20 +69,8 @@ class HFCausalLM:
     bfloat16 rounding is of that order, so half precision is opt-in.
     """
 
-    def __init__(
-        self,
-        *,
-        model: Any,
-        tokenizer: Any,
-        model_id: str,
-        revision: str | None = None,
-        device: str = "cpu",
-        dtype: str = "float32",
-        batch_size: int = 8,
-        max_batch_tokens: int = 8192,
-        max_length: int | None = None,
-        start_token: str | None = None,
-    ):
+    def __init__(self, *, model: Any, tokenizer: Any, model_id: str, revision: str | None = None, device: str = "cpu", dtype: str = "float32",
+                 batch_size: int = 8, max_batch_tokens: int = 8192, max_length: int | None = None, start_token: str | None = None):
         torch = _import_torch()
         self._torch = torch
         if dtype not in _DTYPES:
@@ -137,21 +117,9 @@ class HFCausalLM:
 
     # ------------------------------------------------------------------ loading
     @classmethod
-    def from_pretrained(
-        cls,
-        ref: str | Path = "embedded",
-        *,
-        revision: str | None = None,
-        gguf_file: str | None = None,
-        device: str = "cpu",
-        dtype: str = "float32",
-        batch_size: int = 8,
-        max_batch_tokens: int = 8192,
-        max_length: int | None = None,
-        local_files_only: bool | None = None,
-        trust_remote_code: bool = False,
-        cache_dir: str | Path | None = None,
-    ) -> HFCausalLM:
+    def from_pretrained(cls, ref: str | Path = "embedded", *, revision: str | None = None, gguf_file: str | None = None, device: str = "cpu",
+                        dtype: str = "float32", batch_size: int = 8, max_batch_tokens: int = 8192, max_length: int | None = None,
+                        local_files_only: bool | None = None, trust_remote_code: bool = False, cache_dir: str | Path | None = None) -> HFCausalLM:
         """Load from an embedded name, a folder, a ``.gguf`` file or a hub id (see module docs)."""
         torch = _import_torch()
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -195,18 +163,8 @@ class HFCausalLM:
         except OSError as exc:
             hint = " It is a hub id: this needs network access to a model hub (or a local copy)." if kind == "hub" else ""
             raise ModelLoadError(f"Could not load causal LM {str(folder)!r} ({kind}).{hint} Cause: {exc}") from None
-        lm = cls(
-            model=model,
-            tokenizer=tok,
-            model_id=model_id,
-            revision=revision or _read_revision(folder),
-            device=device,
-            dtype=dtype,
-            batch_size=batch_size,
-            max_batch_tokens=max_batch_tokens,
-            max_length=max_length,
-            start_token=start_token,
-        )
+        lm = cls(model=model, tokenizer=tok, model_id=model_id, revision=revision or _read_revision(folder), device=device, dtype=dtype,
+                 batch_size=batch_size, max_batch_tokens=max_batch_tokens, max_length=max_length, start_token=start_token)
         lm.kind = kind
         return lm
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 try:
     import typer
@@ -26,7 +27,7 @@ __all__ = ["app"]
 if typer is not None:
     app = typer.Typer(help="Build and search evidence indexes.", no_args_is_help=True, add_completion=False)
 
-    def _fail(exc: Exception) -> None:
+    def _fail(exc: Exception) -> NoReturn:
         sys.stderr.write(f"error: {exc}\n")
         raise typer.Exit(code=2)
 
@@ -51,7 +52,6 @@ if typer is not None:
             idx.save(out)
         except VeridicError as exc:
             _fail(exc)
-            return
         sys.stdout.write(f"indexed {idx.meta['n_documents']} documents as {len(idx)} passages in {out}\n")
 
     @app.command("search")
@@ -81,7 +81,6 @@ if typer is not None:
             hits = idx.search(query=query, k=k, mode=mode, rerank=rerank, entity_match=entity_match)
         except VeridicError as exc:
             _fail(exc)
-            return
         if as_json:
             sys.stdout.write(json.dumps([h.to_dict() for h in hits], indent=2, ensure_ascii=False) + "\n")
             return
@@ -111,7 +110,6 @@ if typer is not None:
             rep = recall_at_k(index=idx, queries=[r["query"] for r in rows], gold=[r["gold"] for r in rows], k=k, mode=mode, rerank=rerank)
         except VeridicError as exc:
             _fail(exc)
-            return
         sys.stdout.write(json.dumps(rep, indent=2) + "\n")
 else:  # pragma: no cover
     app = None

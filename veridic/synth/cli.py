@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 try:
     import typer
@@ -37,6 +39,15 @@ if typer is not None:
             sys.stderr.write(f"error: spaCy model {name!r} is not installed: pip install 'veridic[spacy]'\n")
             raise typer.Exit(code=2) from exc
 
+    def _print_summary(build: Callable[[], dict[str, Any]], **extra: Any) -> None:
+        """Build a corpus and print its summary (with ``extra``) as JSON, or exit 2 with the error."""
+        try:
+            summary = build()
+        except VeridicError as exc:
+            sys.stderr.write(f"error: {exc}\n")
+            raise typer.Exit(code=2) from exc
+        print(json.dumps({**summary, **extra}, indent=1))
+
     @app.callback()
     def _group() -> None:
         """Build synthetic training data."""  # a callback keeps `synth contrast` a subcommand (typer collapses one-command apps)
@@ -61,14 +72,9 @@ if typer is not None:
         from veridic.io.paths import default_data_dir
         from veridic.synth.corpus import build_contrast_corpus
 
-        try:
-            summary = build_contrast_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp, seed=seed,
-                                            sources=sources or None, held_back_fraction=held_back_fraction,
-                                            max_sentences=max_sentences, n_process=n_process, progress=not quiet)
-        except VeridicError as exc:
-            sys.stderr.write(f"error: {exc}\n")
-            raise typer.Exit(code=2) from exc
-        print(json.dumps(summary, indent=1))
+        _print_summary(lambda: build_contrast_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp, seed=seed, sources=sources or None,
+                                                     held_back_fraction=held_back_fraction, max_sentences=max_sentences, n_process=n_process,
+                                                     progress=not quiet))
 
     @app.command("frames")
     def frames_cmd(
@@ -90,15 +96,9 @@ if typer is not None:
         from veridic.io.paths import default_data_dir
         from veridic.synth.frames import build_frame_corpus
 
-        try:
-            summary = build_frame_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp,
-                                         n_premises=n_premises, n_held_back=n_held_back, seed=seed,
-                                         sources=sources or None, max_sentences=max_sentences,
-                                         held_back_fraction=held_back_fraction)
-        except VeridicError as exc:
-            sys.stderr.write(f"error: {exc}\n")
-            raise typer.Exit(code=2) from exc
-        print(json.dumps(summary, indent=1))
+        _print_summary(lambda: build_frame_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp, n_premises=n_premises,
+                                                  n_held_back=n_held_back, seed=seed, sources=sources or None, max_sentences=max_sentences,
+                                                  held_back_fraction=held_back_fraction))
 
     @app.command("spans")
     def spans_cmd(
@@ -128,13 +128,9 @@ if typer is not None:
         for f in sorted((data / "spans").glob("*.jsonl.gz")):
             with gzip.open(f, "rt", encoding="utf-8") as fh:
                 eval_sources += [r["source"] for r in map(json.loads, fh) if not (r.get("dataset") == "entfa_xsum" and r.get("split") == "train")]
-        try:
-            kw = {"sources": sources} if sources else {}
-            summary = build_span_corpus(data_dir=data, out=output, nlp=nlp, n=n, seed=seed, exclude=eval_shingles(eval_sources), **kw)
-        except VeridicError as exc:
-            sys.stderr.write(f"error: {exc}\n")
-            raise typer.Exit(code=2) from exc
-        print(json.dumps({**summary, "evaluation_sources_excluded": len(eval_sources)}, indent=1))
+        kw = {"sources": sources} if sources else {}
+        _print_summary(lambda: build_span_corpus(data_dir=data, out=output, nlp=nlp, n=n, seed=seed, exclude=eval_shingles(eval_sources), **kw),
+                       evaluation_sources_excluded=len(eval_sources))
 else:  # pragma: no cover
     app = None
 

@@ -219,17 +219,19 @@ def _is_plural(tok: Any) -> bool:
     return tok.tag_ in {"NNS", "NNPS"}
 
 
+def _only_child(tok: Any, dep: str) -> Any | None:
+    """The one child of ``tok`` with dependency ``dep``; None when it has none or several."""
+    kids = [c for c in tok.children if c.dep_ == dep]
+    return kids[0] if len(kids) == 1 else None
+
+
 def _transitive(doc: Any) -> tuple[Any, Any, Any] | None:
     """(verb, subject, object) of a simple active main clause, else None."""
     root = _root(doc)
     if root is None or root.pos_ != "VERB":
         return None
-    subj = [c for c in root.children if c.dep_ == "nsubj"]
-    obj = [c for c in root.children if c.dep_ == "dobj"]
-    if len(subj) != 1 or len(obj) != 1:
-        return None
-    subj, obj = subj[0], obj[0]
-    if not (_phrase_head_ok(subj) and _phrase_head_ok(obj)):
+    subj, obj = _only_child(root, "nsubj"), _only_child(root, "dobj")
+    if subj is None or obj is None or not (_phrase_head_ok(subj) and _phrase_head_ok(obj)):
         return None
     if any(c.dep_ in {"neg", "auxpass", "prt", "dative"} for c in root.children):
         return None
@@ -245,16 +247,13 @@ def _passive(doc: Any) -> tuple[Any, Any, Any, Any] | None:
     root = _root(doc)
     if root is None or root.tag_ != "VBN":
         return None
-    subj = [c for c in root.children if c.dep_ == "nsubjpass"]
-    agent = [c for c in root.children if c.dep_ == "agent"]
-    if len(subj) != 1 or len(agent) != 1:
-        return None
-    pobj = [c for c in agent[0].children if c.dep_ == "pobj"]
-    if len(pobj) != 1 or not (_phrase_head_ok(subj[0]) and _phrase_head_ok(pobj[0])):
+    subj, agent = _only_child(root, "nsubjpass"), _only_child(root, "agent")
+    pobj = None if agent is None else _only_child(agent, "pobj")
+    if subj is None or pobj is None or not (_phrase_head_ok(subj) and _phrase_head_ok(pobj)):
         return None
     if any(c.dep_ == "neg" for c in root.children):
         return None
-    return root, subj[0], agent[0], pobj[0]
+    return root, subj, agent, pobj
 
 
 def _tidy_sentence(text: str) -> str:
