@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from veridic.aggregate import CLAIM_AGGREGATIONS, SOURCE_AGGREGATIONS
 from veridic.errors import ConfigError, RegistryError, did_you_mean
 from veridic.registry import NLI_OPTIONS, PRESETS, SCORERS, ScorerSpec
+from veridic.types import _Record
 
 __all__ = ["GRANULARITIES", "CONTEXT_MODES", "NLI_OPTIONS", "ScorerConfig", "resolve_config"]
 
@@ -41,7 +42,7 @@ CONTEXT_MODES = ("ignore", "premise")
 
 
 @dataclass(frozen=True)
-class ScorerConfig:
+class ScorerConfig(_Record):
     """What a scorer computes, independent of the model that runs it.
 
     ``method``: a registered method (``hybrid`` default, ``e``, ``e-c``,
@@ -190,8 +191,6 @@ class ScorerConfig:
         _check_names(merged)
         return cls(**merged)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     def nli_options(self) -> dict[str, Any]:
         """Keyword arguments of :class:`veridic.nli.NLIScorer` for this configuration."""

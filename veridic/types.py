@@ -15,13 +15,23 @@ import math
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from veridic.errors import InputError
 
 __all__ = ["Span", "Pair", "Scorer", "StructureConflict", "SentenceVerdict", "Verdict", "Label", "is_blank", "normalise_context"]
 
 Label = Literal["supported", "unsupported", "abstain"]
+
+
+class _Record:
+    """Base of a result dataclass whose ``to_dict`` is its fields by name (:func:`dataclasses.asdict`)."""
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +118,7 @@ class Pair:
 
 
 @dataclass(frozen=True, slots=True)
-class StructureConflict:
+class StructureConflict(_Record):
     """Two arguments in exchanged roles (``kind`` "swap") or a reversed predicate ("reversal") in a claim sentence.
 
     ``start``/``end`` locate ``text`` in the claim; ``suggestion`` is the evidence's reading of it;
@@ -123,8 +133,6 @@ class StructureConflict:
     evidence_start: int
     evidence_end: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,7 @@ from typing import Any
 from veridic.ablation.loss_truncation import GroundedLossTruncator, LossTruncator, sequence_losses, truncated_mean
 from veridic.ablation.templates import PromptTemplate, fit_to_window, get_template
 from veridic.errors import ConfigError, DataFormatError, InputError
+from veridic.types import _Record
 
 __all__ = ["VARIANTS", "GroundedExample", "LTTrainConfig", "LTTrainResult", "load_grounded", "pomo_ablation_set", "pomo_grounded_examples", "train_grounded"]
 
@@ -163,26 +164,21 @@ class LTTrainConfig:
     threads: int | None = None
 
     def __post_init__(self) -> None:
+        from veridic.lm.training import check_batches, check_budget
+
         if self.variant not in VARIANTS:
             raise ConfigError(f"variant must be one of {VARIANTS}; got {self.variant!r}.")
-        if self.max_length < 32:
-            raise ConfigError(f"max_length must be >= 32 tokens; got {self.max_length}.")
-        if self.batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1; got {self.batch_size}.")
-        if not self.learning_rate > 0:
-            raise ConfigError(f"learning_rate must be > 0; got {self.learning_rate}.")
+        check_batches(max_length=self.max_length, min_length=32, batch_size=self.batch_size, learning_rate=self.learning_rate)
         for name in ("keep", "keep_grounded"):
             v = getattr(self, name)
             if not 0 < v <= 1:
                 raise ConfigError(f"{name} must be in (0, 1]; got {v}.")
         get_template(self.template)
-        from veridic.lm.training import check_budget
-
         check_budget(max_minutes=self.max_minutes, max_steps=self.max_steps)
 
 
 @dataclass
-class LTTrainResult:
+class LTTrainResult(_Record):
     """What one fine-tune did (written to ``<out>/model/veridic_model.json`` too)."""
 
     variant: str
@@ -198,8 +194,6 @@ class LTTrainResult:
     config: dict[str, Any] = field(default_factory=dict)
     skipped_too_long: list[str] = field(default_factory=list)  # ids of examples whose target alone exceeds max_length
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class _TokWindow:

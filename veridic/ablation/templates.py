@@ -25,16 +25,17 @@ P(y | c)) the grounding and its separator are left out.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from veridic.errors import ConfigError, did_you_mean
 from veridic.lm.api import LanguageModel
+from veridic.types import _Record
 
 __all__ = ["TEMPLATES", "FittedPrompt", "PromptTemplate", "fit_to_window", "get_template"]
 
 
 @dataclass(frozen=True)
-class PromptTemplate:
+class PromptTemplate(_Record):
     """``grounding_prefix + g + grounding_suffix + context_prefix + c + context_suffix``, then ``target_prefix + y + target_suffix``."""
 
     name: str
@@ -57,8 +58,6 @@ class PromptTemplate:
     def continuation(self, *, target: str) -> str:
         return self.target_prefix + target + self.target_suffix
 
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
 
 
 TEMPLATES: dict[str, PromptTemplate] = {

@@ -32,6 +32,7 @@ from typing import Any, Literal
 import numpy as np
 
 from veridic.errors import ConfigError, InputError, MissingDependencyError
+from veridic.types import _Record
 
 __all__ = [
     "STAGES",
@@ -114,7 +115,7 @@ class Consensus:
 
 
 @dataclass(frozen=True, slots=True)
-class SystemScores:
+class SystemScores(_Record):
     """One row of the paper's Tables 3-6. Percentages are in [0, 100]; ``None`` when undefined."""
 
     system: str
@@ -126,12 +127,10 @@ class SystemScores:
     int_ties: int = 0
     ais_ties: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
-class Agreement:
+class Agreement(_Record):
     """Inter-annotator agreement of one stage (paper 003 Table 7), all higher-is-better.
 
     ``f1``: macro F1 of individual ratings against the item consensus;
@@ -148,8 +147,6 @@ class Agreement:
     n_items: int
     n_ratings: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)

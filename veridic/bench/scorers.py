@@ -70,16 +70,8 @@ class ExternalScores:
         return [self.scores[i] for i in ids]
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "model": None,
-            "revision": None,
-            "method": "external",
-            "file": self.path,
-            "file_sha256": self.file_sha256,
-            "column": self.column,
-            "parameters": None,
-            "model_calls_per_example": None,
-        }
+        return {"model": None, "revision": None, "method": "external", "file": self.path, "file_sha256": self.file_sha256,
+                "column": self.column, "parameters": None, "model_calls_per_example": None}
 
 
 def load_external_scores(*, path: str | Path) -> list[ExternalScores]:

@@ -66,7 +66,7 @@ import math
 import random
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -74,6 +74,7 @@ import numpy as np
 from veridic.congruity.data import CongruityExample, facts_by_entity
 from veridic.errors import ConfigError, InputError
 from veridic.ling.lexical import content_words, tokens
+from veridic.types import _Record
 
 __all__ = [
     "CLASSES",
@@ -108,7 +109,7 @@ def overlaps(a: str, b: str | set[str]) -> bool:
 
 
 @dataclass(frozen=True)
-class MCItem:
+class MCItem(_Record):
     """A multiple-choice item: the context with a slot, and one option per class.
 
     ``source`` records where each distractor came from (``same-article``,
@@ -127,8 +128,6 @@ class MCItem:
     meta: dict[str, Any] = field(default_factory=dict)
     next: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MCItem:

@@ -30,13 +30,13 @@ import math
 import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from veridic.congruity.build import MCItem
-from veridic.congruity.metrics import cohens_d
+from veridic.congruity.metrics import _NanAsNone, cohens_d
 from veridic.errors import ConfigError, InputError
 
 __all__ = ["RatingAnalysis", "analyze_ratings", "export_pairwise", "fleiss_kappa"]
@@ -92,7 +92,7 @@ def export_pairwise(*, items: Sequence[MCItem], distractor: str = "incongruous",
 
 
 @dataclass(frozen=True)
-class RatingAnalysis:
+class RatingAnalysis(_NanAsNone):
     """Agreement and effect size of returned ratings (see the module docstring)."""
 
     n_pairs: int
@@ -105,9 +105,6 @@ class RatingAnalysis:
     cohens_d: float
     p_paired_t: float
     majority_agreement: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(self).items()}
 
 
 def analyze_ratings(*, pairs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str, Any]]) -> RatingAnalysis:

@@ -51,6 +51,7 @@ from veridic.congruity.build import CLASSES, MCItem
 from veridic.congruity.ranking import ItemScores
 from veridic.device import cpu_supports_bf16
 from veridic.errors import ConfigError, InputError, ModelLoadError
+from veridic.types import _Record
 
 __all__ = ["MC_MARKER", "TRUNCATIONS", "MCScorer", "MCTrainConfig", "MCTrainResult", "encode_pair", "is_mc_model", "item_pairs", "packaged_minilm", "train_multiple_choice"]
 
@@ -167,25 +168,20 @@ class MCTrainConfig:
     freeze_layers: int = 0
 
     def __post_init__(self) -> None:
+        from veridic.lm.training import check_batches, check_budget
+
         if self.freeze_layers < 0:
             raise ConfigError(f"freeze_layers must be >= 0; got {self.freeze_layers}.")
         if self.truncation not in TRUNCATIONS:
             raise ConfigError(f"truncation must be one of {TRUNCATIONS}; got {self.truncation!r}.")
-        if self.max_length < 16:
-            raise ConfigError(f"max_length must be >= 16 tokens; got {self.max_length}.")
-        if self.batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1; got {self.batch_size}.")
-        if not self.learning_rate > 0:
-            raise ConfigError(f"learning_rate must be > 0; got {self.learning_rate}.")
+        check_batches(max_length=self.max_length, min_length=16, batch_size=self.batch_size, learning_rate=self.learning_rate)
         if not self.epochs > 0:
             raise ConfigError(f"epochs must be > 0; got {self.epochs}.")
-        from veridic.lm.training import check_budget
-
         check_budget(max_minutes=self.max_minutes, max_steps=self.max_steps)
 
 
 @dataclass
-class MCTrainResult:
+class MCTrainResult(_Record):
     """What a fine-tune did: where the model is, how far it got, and how long it took."""
 
     model_dir: str
@@ -198,8 +194,6 @@ class MCTrainResult:
     config: dict[str, Any] = field(default_factory=dict)
     curve: list[dict[str, float]] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class _Features:

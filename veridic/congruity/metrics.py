@@ -236,8 +236,16 @@ def cohens_d(a: Sequence[float], b: Sequence[float]) -> float:
     return float((x.mean() - y.mean()) / math.sqrt(pooled))
 
 
+class _NanAsNone:
+    """Base of a statistics dataclass: ``to_dict`` gives its fields by name, a statistic undefined on the data
+    (NaN) as None, which JSON writes as null."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(self).items()}
+
+
 @dataclass(frozen=True)
-class GroupComparison:
+class GroupComparison(_NanAsNone):
     """Familiar vs unfamiliar on one per-item quantity.
 
     ``difference = mean_familiar − mean_unfamiliar``; ``p_permutation`` is
@@ -255,9 +263,6 @@ class GroupComparison:
     p_mannwhitney: float
     cohens_d: float
     rank_biserial: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(self).items()}
 
 
 def compare_groups(*, values: Sequence[float], familiar: Sequence[bool], n_permutations: int = 10000, seed: int = 0) -> GroupComparison:

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from veridic.congruity.build import MCItem
 from veridic.errors import ConfigError, InputError
 from veridic.lm.api import LanguageModel, LoglikelihoodRequest
+from veridic.types import _Record
 
 __all__ = ["NORMALIZATIONS", "ItemScores", "rank_items", "requests_for", "score_with"]
 
@@ -44,7 +45,7 @@ NORMALIZATIONS = ("per_byte", "sum")
 
 
 @dataclass(frozen=True)
-class ItemScores:
+class ItemScores(_Record):
     """Scores of one item's options (higher = preferred), with what the report needs to split it."""
 
     id: str
@@ -53,8 +54,6 @@ class ItemScores:
     familiar: bool | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ItemScores:

@@ -34,6 +34,16 @@ def check_budget(*, max_minutes: float, max_steps: int | None = None) -> None:
         raise ConfigError(f"max_steps must be >= 1; got {max_steps}.")
 
 
+def check_batches(*, max_length: int, min_length: int, batch_size: int, learning_rate: float) -> None:
+    """Reject a sequence length under ``min_length`` tokens, an empty batch or a learning rate that is not positive."""
+    if max_length < min_length:
+        raise ConfigError(f"max_length must be >= {min_length} tokens; got {max_length}.")
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be >= 1; got {batch_size}.")
+    if not learning_rate > 0:
+        raise ConfigError(f"learning_rate must be > 0; got {learning_rate}.")
+
+
 def require_transformers(purpose: str) -> tuple[Any, Any]:
     """``(torch, transformers)`` or a :class:`MissingDependencyError` naming the extra."""
     try:

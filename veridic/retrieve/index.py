@@ -49,6 +49,7 @@ import numpy as np
 
 from veridic.errors import ConfigError, DataFormatError, InputError, MissingDependencyError, ModelLoadError
 from veridic.io import iter_jsonl
+from veridic.types import _Record
 
 __all__ = [
     "Document",
@@ -102,7 +103,7 @@ class Passage:
 
 
 @dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(_Record):
     """One retrieved passage with how it ranked (1-based ranks; None = not in that list's candidates)."""
 
     doc_id: str
@@ -117,8 +118,6 @@ class Hit:
     source: str = "fused"
     passage_id: int = -1
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def chunk_document(doc: Document, *, max_words: int = 100) -> list[Passage]:

@@ -43,13 +43,14 @@ import math
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, InputError, MissingDependencyError
 from veridic.io import read_records, record_to_pair, write_records
+from veridic.types import _Record
 
 __all__ = ["RayScoreReport", "row_ids", "score_file_ray"]
 
@@ -57,7 +58,7 @@ ROW_ID = "row_id"
 
 
 @dataclass(frozen=True)
-class RayScoreReport:
+class RayScoreReport(_Record):
     """What a Ray scoring run did."""
 
     output: str
@@ -69,8 +70,6 @@ class RayScoreReport:
     actors: int
     seconds: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _canonical(row: dict[str, Any]) -> str:
