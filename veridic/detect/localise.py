@@ -40,8 +40,8 @@ def deletable_phrases(sentence: Any) -> list[tuple[int, int]]:
     """Token ranges ``[a, b)`` (doc indices) of the optional constituents of a spaCy sentence span, in
     order of their head word: each head's whole subtree, a conjunct with the coordinator and comma before
     it. Left out: the root, negations, non-adverb ``advmod`` ("when", "so"), a name's inner words ("Steve"
-    of "Steve Aoki"), a range that cuts a named entity or date in half, and ranges of
-    ``_MAX_SHARE`` of the sentence or more."""
+    of "Steve Aoki"), a name in close apposition to the noun it identifies ("Renzo Piano" of "the architect Renzo
+    Piano"), a range that cuts a named entity or date in half, and ranges of ``_MAX_SHARE`` of the sentence or more."""
     doc, out = sentence.doc, []
     ents = list(sentence.ents)
     body_end = sentence.end
@@ -54,6 +54,8 @@ def deletable_phrases(sentence: Any) -> list[tuple[int, int]]:
             continue
         if t.dep_ in ("compound", "nmod") and t.pos_ == "PROPN" and t.head.pos_ == "PROPN":
             continue
+        if t.dep_ == "appos" and t.pos_ == "PROPN" and t.head.pos_ == "NOUN" and t.left_edge.i == t.head.i + 1:
+            continue  # "the architect Renzo Piano": without the name, "the architect" points at no one; the whole phrase may go
         a, b = t.left_edge.i, t.right_edge.i + 1
         if t.dep_ == "conj":  # "and Freddie", ", keyboard": the coordinator goes with the conjunct
             j = a - 1

@@ -113,6 +113,41 @@ def normalise_value(text: str, label: str) -> str:
     return " ".join(words)
 
 
+_HEDGES = frozenset({"about", "around", "approximately", "nearly", "almost", "some", "over", "under", "more", "less", "than", "roughly",
+                     "the", "a", "an", "and", "of", "trillion"})
+_CURRENCIES = {"$": "dollar", "us$": "dollar", "€": "euro", "£": "pound", "¥": "yen", "usd": "dollar", "eur": "euro", "gbp": "pound"}
+_UNIT_ALIASES = {"meter": "metre", "m": "metre", "km": "kilometre", "kilometer": "kilometre", "kg": "kilogram", "%": "percent",
+                 "per": "percent", "cent": "percent"}
+
+
+def value_unit(span: Any) -> str | None:
+    """What a number counts: a unit inside the value ("35-metre", "$5", "20 km") or the noun right after it
+    ("45 million euros"), singular and lower-cased; None when neither is there.
+
+    A suggested replacement must count the same thing: "33 million" of euros is no fix for a length.
+    """
+    words = re.findall(r"[^\W\d_]+|[$€£¥%]", span.text.lower())
+    inside = [w for w in words if w not in _NUM_WORDS and w not in _HEDGES and w not in _ORDINALS]
+    if inside:
+        unit = inside[-1]
+    else:
+        nxt = span.doc[span.end] if span.end < len(span.doc) else None
+        if nxt is None or nxt.pos_ not in ("NOUN", "PROPN", "SYM"):
+            return None
+        unit = nxt.lemma_.lower()
+    unit = _CURRENCIES.get(unit, unit)
+    unit = _UNIT_ALIASES.get(unit, unit)
+    return unit[:-1] if unit.endswith("s") and len(unit) > 3 else unit
+
+
+def _same_kind(ent: Any, cand: Any, group: str) -> bool:
+    """Two values of a numeric group count the same thing (or at least one says nothing of what it counts)."""
+    if group not in ("number", "money"):
+        return True
+    a, b = value_unit(ent), value_unit(cand)
+    return a is None or b is None or a == b
+
+
 def _value_parts(text: str, label: str) -> set[str]:
     return set(normalise_value(text, label).split())
 
@@ -257,7 +292,7 @@ def entity_mismatches(sentence: Any, evidence_doc: Any, *, evidence_text_norm: s
         for cand in ev_ents:
             if TYPE_GROUPS.get(cand.label_) != group:
                 continue
-            if normalise_value(cand.text, cand.label_) == normalise_value(ent.text, ent.label_):
+            if normalise_value(cand.text, cand.label_) == normalise_value(ent.text, ent.label_) or not _same_kind(ent, cand, group):
                 continue
             sent_lem = content_lemmas(cand.sent) - content_lemmas(cand)
             s_score = _overlap(claim_lem - ent_lem, sent_lem)

@@ -1,0 +1,39 @@
+"""Edits that read: a value is replaced only by a value that counts the same thing, and a name is not cut out of
+the phrase that introduces it."""
+
+from __future__ import annotations
+
+from veridic.detect.localise import deletable_phrases
+from veridic.ling.align import entity_mismatches, value_unit
+
+SOURCE = ("The 35-metre dish cost about 33 million euros and was built by a consortium of European companies. "
+          "It was inaugurated in Malargüe, Argentina.")
+
+
+def _ent(doc, text):
+    return next(e for e in doc.ents if e.text == text)
+
+
+def test_what_a_number_counts(nlp):
+    doc = nlp("The 35-metre dish cost about 33 million euros, 20 km away, and $5 each.")
+    units = {e.text: value_unit(e) for e in doc.ents if e.label_ in ("CARDINAL", "QUANTITY", "MONEY")}
+    assert units.get("35-metre") == "metre"
+    assert units.get("about 33 million euros", units.get("about 33 million")) == "euro"
+    assert units.get("20 km") == "kilometre"
+    assert value_unit(nlp("They won 3.").ents[0]) is None  # nothing counted: no unit to compare
+
+
+def test_a_price_is_not_replaced_by_a_length(nlp):
+    claim = nlp("The antenna cost about 45 million euros.")
+    matches = entity_mismatches(list(claim.sents)[0], nlp(SOURCE))
+    assert matches, "the changed price is found"
+    for m in matches:
+        assert m.counterpart is None or value_unit(m.counterpart) in (None, "euro"), (m.text, m.counterpart.text)
+
+
+def test_a_name_introduced_by_its_noun_goes_with_the_phrase(nlp):
+    doc = nlp("The station was designed by the architect Renzo Piano.")
+    phrases = [doc[a:b].text for a, b in deletable_phrases(list(doc.sents)[0])]
+    assert "by the architect Renzo Piano" in phrases and "Renzo Piano" not in phrases
+    doc = nlp("The station was designed by Renzo Piano, an architect from Genoa.")
+    assert "an architect from Genoa" in [doc[a:b].text for a, b in deletable_phrases(list(doc.sents)[0])]  # a loose apposition may go
