@@ -37,3 +37,21 @@ def test_a_name_introduced_by_its_noun_goes_with_the_phrase(nlp):
     assert "by the architect Renzo Piano" in phrases and "Renzo Piano" not in phrases
     doc = nlp("The station was designed by Renzo Piano, an architect from Genoa.")
     assert "an architect from Genoa" in [doc[a:b].text for a, b in deletable_phrases(list(doc.sents)[0])]  # a loose apposition may go
+
+
+def test_bad_input_is_a_clear_error_or_a_stated_abstention():
+    import pytest
+
+    import veridic
+    from veridic.errors import InputError
+
+    det = veridic.load_detector(backend="dummy")
+    french = det.detect(passage="Messi est né en 1987 à Rosario.", evidence="Lionel Messi est né le 24 juin 1987 à Rosario, en Argentine.")
+    assert not french.judged and "does not look like English" in french.note and french.spans == ()
+    assert det.detect(passage="Messi was born in Rosario in 1987.", evidence="Lionel Messi was born in 1987 in Rosario.").judged
+    with pytest.raises(InputError, match="the parser takes at most"):
+        det.detect(passage="Messi was born in 1987.", evidence="Messi was born in 1987. " * 50_000)  # 1.2 MB
+    with pytest.raises(InputError, match="limit is 2,000,000"):
+        det.detect(passage="Messi was born in 1987.", evidence="Messi was born in 1987. " * 90_000)  # 2.2 MB
+    with pytest.raises(InputError, match="empty"):
+        det.detect(passage="Messi was born in 1987.", evidence="  ")

@@ -58,6 +58,7 @@ from veridic.detect.result import DetectionResult, HallucinationSpan
 from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifier
 from veridic.detect.tags import _check_plain, to_tagged
 from veridic.errors import ConfigError, InputError
+from veridic.limits import check_text_length
 from veridic.ling.align import (
     best_evidence_sentence,
     content_lemmas,
@@ -294,6 +295,11 @@ class HallucinationDetector:
         for i, ev in enumerate(evidences):
             if not isinstance(ev, str) or not ev.strip():
                 raise InputError(f"Evidence {i} is empty or not a string; give the source text the passage should be checked against.")
+            check_text_length(ev, what=f"evidence {i}")
+            if len(ev) > self.nlp.max_length:
+                raise InputError(f"Evidence {i} has {len(ev):,} characters; the detector parses its evidence and the parser takes at most "
+                                 f"{self.nlp.max_length:,}. Give the passages the text draws on (or build an index with `veridic index` "
+                                 "and let the detector retrieve), or split the text.")
         if not passages:
             return []
         verdicts: list[Verdict] = self.scorer.score(sources=evidences, claims=passages, progress=progress)
@@ -705,9 +711,18 @@ def _non_overlapping(found: Sequence[HallucinationSpan]) -> list[HallucinationSp
 _EN_FUNCTION_WORDS = frozenset("the a an of and in on to is was were are for by with from that it as at be this".split())
 
 
-def _english_share(doc: Any) -> float:
+#: frequent function words of French, Spanish, Portuguese, Italian and German that are not English words
+_OTHER_FUNCTION_WORDS = frozenset("le la les des est et un une du de el los las y es der das und ist il di che è da em ao na "
+                                  "del al por para una uno sur dans pour avec mit von zu dem ein eine nicht auf à né été".split())
+
+
+def _share(doc: Any, words_of: frozenset[str]) -> float:
     words = [t.lower_ for t in doc if t.is_alpha]
-    return sum(w in _EN_FUNCTION_WORDS for w in words) / len(words) if words else 0.0
+    return sum(w in words_of for w in words) / len(words) if words else 0.0
+
+
+def _english_share(doc: Any) -> float:
+    return _share(doc, _EN_FUNCTION_WORDS)
 
 
 def _cannot_judge(pdoc: Any, edoc: Any) -> str | None:
@@ -715,6 +730,11 @@ def _cannot_judge(pdoc: Any, edoc: Any) -> str | None:
     almost no English function words (another language, a table of numbers) would make every
     sentence 'unverifiable' for the wrong reason."""
     words = [t for t in edoc if t.is_alpha]
+    # An English sentence may hold no English function word ("Deep Blue never beat Kasparov."): a passage is taken
+    # for another language only when it also shows that language's function words.
+    if sum(t.is_alpha for t in pdoc) >= 5 and _english_share(pdoc) < 0.04 and _share(pdoc, _OTHER_FUNCTION_WORDS) >= 0.15:
+        return ("cannot judge: the passage does not look like English text (the detector's NLI and parser are English-only); "
+                "translate it first.")
     if len(words) >= 8 and _english_share(edoc) < 0.04 and _english_share(pdoc) >= 0.04:
         return ("cannot judge: the evidence does not look like English text (the detector's NLI and parser are "
                 "English-only); give English evidence or translate it first.")
