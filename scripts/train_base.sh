@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Resume the accurate tier's pre-registered training (docs/preregistration/nli-base.md) for one stage.
 #
-#   bash scripts/train_base.sh [MINUTES] [PHASE]      # defaults: 150 minutes, phase v1
+#   bash scripts/train_base.sh [MINUTES] [PHASE]      # defaults: 150 minutes, phase "auto"
+#
+# PHASE v1 or v2 runs that phase only; "auto" runs phase 1 until it is finished (its final/ folder exists) and
+# spends the stage's remaining minutes on phase 2, which starts from phase 1's final weights.
 #
 # Runs in the background-friendly way the plan fixes: lowest CPU priority, the newest checkpoint
 # resumed (model, optimiser, scheduler, RNG, data position), a clean stop with a checkpoint before
@@ -10,22 +13,39 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MINUTES="${1:-150}"
-PHASE="${2:-v1}"
-CONFIG="configs/nli-base-$PHASE.yaml"
-RUN="${VERIDIC_TRAIN_DIR:-$HOME/.cache/veridic/train}/nli-base-$PHASE"
+PHASE="${2:-auto}"
+ROOT="${VERIDIC_TRAIN_DIR:-$HOME/.cache/veridic/train}"
 VERIDIC="${VERIDIC_BIN:-.venv/bin/veridic}"
-[ -f "$CONFIG" ] || { echo "no config $CONFIG (expected PHASE v1 or v2)" >&2; exit 2; }
-mkdir -p "$RUN"
-step_of() {  # the newest checkpoint's step, 0 when there is none yet
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+
+step_of() {  # the newest checkpoint's step in run folder $1, 0 when there is none yet
   local last
-  last="$(find "$RUN/checkpoints" -maxdepth 1 -name 'step-*' 2>/dev/null | sed 's/.*step-0*//' | sort -n | tail -1 || true)"
+  last="$(find "$1/checkpoints" -maxdepth 1 -name 'step-*' 2>/dev/null | sed 's/.*step-0*//' | sort -n | tail -1 || true)"
   echo "${last:-0}"
 }
-before="$(step_of)"
-start="$(date -u +%FT%TZ)"
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-nice -n 19 "$VERIDIC" train nli --config "$CONFIG" --output "$RUN" --max-minutes "$MINUTES" --resume
-after="$(step_of)"
-printf '{"start": "%s", "end": "%s", "minutes": %s, "step_before": %s, "step_after": %s, "commit": "%s"}\n' \
-  "$start" "$(date -u +%FT%TZ)" "$MINUTES" "$before" "$after" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-  >> "$RUN/stages.jsonl"
+
+run_phase() {  # run_phase PHASE MINUTES: one stage of one phase, recorded in its stages.jsonl
+  local phase="$1" minutes="$2" config="configs/nli-base-$1.yaml" run="$ROOT/nli-base-$1" before start
+  [ -f "$config" ] || { echo "no config $config (expected PHASE v1, v2 or auto)" >&2; exit 2; }
+  mkdir -p "$run"
+  before="$(step_of "$run")"
+  start="$(date -u +%FT%TZ)"
+  nice -n 19 "$VERIDIC" train nli --config "$config" --output "$run" --max-minutes "$minutes" --resume
+  printf '{"start": "%s", "end": "%s", "minutes": %s, "step_before": %s, "step_after": %s, "commit": "%s"}\n' \
+    "$start" "$(date -u +%FT%TZ)" "$minutes" "$before" "$(step_of "$run")" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+    >> "$run/stages.jsonl"
+}
+
+if [ "$PHASE" != "auto" ]; then
+  run_phase "$PHASE" "$MINUTES"
+  exit 0
+fi
+began=$(date +%s)
+if [ ! -d "$ROOT/nli-base-v1/final" ]; then
+  run_phase v1 "$MINUTES"
+fi
+left=$(( MINUTES - ($(date +%s) - began) / 60 ))
+# Phase 2 needs its corpora and phase 1's weights; a stage shorter than 10 minutes would only load and stop.
+if [ -d "$ROOT/nli-base-v1/final" ] && [ "$left" -ge 10 ]; then
+  run_phase v2 "$left"
+fi
