@@ -369,8 +369,29 @@ def run_benchmark(
         threshold_from=tuple(threshold_from) if threshold_from else (tuple(d.name for d in threshold_datasets) or None),
         cache_dir=None if cache is None else str(cache.directory),
     )
-    total = (len(datasets) + len(threshold_datasets)) * len(scorers)
-    bar = tqdm(total=total, desc="bench", unit="run", disable=not progress)
+    runs, threshold_runs = _score_all(datasets, threshold_datasets, scorers, cache=cache, progress=progress)
+    threshold_fits = _fit_thresholds(datasets, threshold_datasets, threshold_runs)
+    results = {(ds.name, sc.name): _dataset_result(ds, sc.name, runs[(ds.name, sc.name)], threshold_fits.get((sc.name, ds.name)), settings)
+               for ds in datasets for sc in scorers}
+    means = {sc.name: _mean_result(sc.name, [results[(ds.name, sc.name)] for ds in datasets], confidence) for sc in scorers}
+    comparisons = [c for a, b in compare for c in _compare(a, b, datasets, results, settings)]
+
+    return BenchResult(
+        settings=settings,
+        datasets=list(datasets),
+        scorers={s.name: _describe(s) for s in scorers},
+        results=results,
+        means=means,
+        comparisons=comparisons,
+        threshold_runs=threshold_runs,
+        threshold_fits=threshold_fits,
+    )
+
+
+def _score_all(datasets: Sequence[BenchDataset], threshold_datasets: Sequence[BenchDataset], scorers: Sequence[Scorer | ExternalScores], *,
+               cache: ScoreCache | None, progress: bool) -> tuple[dict[tuple[str, str], ScoreRun], dict[str, list[ScoreRun]]]:
+    """Every scorer over the threshold split and the datasets (one progress bar over all runs)."""
+    bar = tqdm(total=(len(datasets) + len(threshold_datasets)) * len(scorers), desc="bench", unit="run", disable=not progress)
     runs: dict[tuple[str, str], ScoreRun] = {}
     threshold_runs: dict[str, list[ScoreRun]] = {}
     try:
@@ -385,79 +406,76 @@ def run_benchmark(
                 bar.update(1)
     finally:
         bar.close()
+    return runs, threshold_runs
 
-    threshold_fits: dict[tuple[str, str], ThresholdFit] = {}
+
+def _fit_thresholds(datasets: Sequence[BenchDataset], threshold_datasets: Sequence[BenchDataset],
+                    threshold_runs: dict[str, list[ScoreRun]]) -> dict[tuple[str, str], ThresholdFit]:
+    """Per (scorer, dataset), the threshold fitted on the dataset's declared dev split (none without one)."""
+    fits: dict[tuple[str, str], ThresholdFit] = {}
     dev_of = match_threshold_datasets(datasets=datasets, threshold_datasets=threshold_datasets) if threshold_datasets else {}
     for name, tr in threshold_runs.items():
         for ds in datasets:
             mine = [r for r in tr if r.dataset in dev_of[ds.name]]
             y = np.concatenate([r.labels for r in mine])
             s = np.concatenate([r.scores for r in mine])
-            threshold_fits[(name, ds.name)] = ThresholdFit(kind="dev_split", threshold=fit_threshold(labels=y, scores=s),
-                                                           fit_datasets=tuple(r.dataset for r in mine), fit_n=len(y))
+            fits[(name, ds.name)] = ThresholdFit(kind="dev_split", threshold=fit_threshold(labels=y, scores=s),
+                                                 fit_datasets=tuple(r.dataset for r in mine), fit_n=len(y))
+    return fits
 
-    results: dict[tuple[str, str], DatasetResult] = {}
-    for ds in datasets:
-        for scorer in scorers:
-            run = runs[(ds.name, scorer.name)]
-            y, s = run.labels, run.scores
-            ci = bootstrap_auc(labels=y, scores=s, n_resamples=n_resamples, seed=seed, confidence=confidence,
-                               rng=dataset_rng(seed=seed, name=ds.name))
-            if (scorer.name, ds.name) in threshold_fits:
-                fit = threshold_fits[(scorer.name, ds.name)]
-                preds = (s >= fit.threshold).astype(int)
-                folds = None
-            else:
-                cf = crossfit_predictions(labels=y, scores=s, rng=dataset_rng(seed=seed, name="crossfit:" + ds.name))
-                preds, folds = cf.predictions, cf.folds
-                fit = ThresholdFit(kind="cross_fit", threshold=float(np.mean(cf.fold_thresholds)), fit_datasets=(ds.name,),
-                                   fit_n=len(y), fold_thresholds=cf.fold_thresholds)
-            tm = threshold_metrics(labels=y, predictions=preds)
-            results[(ds.name, scorer.name)] = DatasetResult(
-                dataset=ds.name, scorer=scorer.name, n=len(y), n_pos=int(y.sum()), auc=ci.estimate, auc_ci=ci,
-                pr_auc=pr_auc(labels=y, scores=s, positive=1), pr_auc_unfaithful=pr_auc(labels=y, scores=s, positive=0),
-                balanced_accuracy=tm.balanced_accuracy, f1_faithful=tm.f1_faithful, f1_unfaithful=tm.f1_unfaithful,
-                threshold=fit, predictions=preds, folds=folds, run=run,
-            )
 
-    means: dict[str, MeanResult] = {}
-    for scorer in scorers:
-        rs = [results[(ds.name, scorer.name)] for ds in datasets]
-        est, lo, hi = mean_ci(distributions=[r.auc_ci.distribution for r in rs], estimates=[r.auc for r in rs], confidence=confidence)
-        timed = [(r.run.seconds_per_example, r.n) for r in rs if r.run.seconds_per_example is not None]
-        spe = sum(t * n for t, n in timed) / sum(n for _, n in timed) if timed else None
-        means[scorer.name] = MeanResult(scorer=scorer.name, datasets=tuple(r.dataset for r in rs), auc=est, auc_ci_low=lo,
-                                        auc_ci_high=hi, pr_auc=float(np.mean([r.pr_auc for r in rs])),
-                                        balanced_accuracy=float(np.mean([r.balanced_accuracy for r in rs])), seconds_per_example=spe)
-
-    comparisons: list[Comparison] = []
-    alpha = (1.0 - confidence) / 2.0
-    for a, b in compare:
-        tests: list[ARTest] = []
-        diffs: list[np.ndarray] = []
-        for ds in datasets:
-            ra, rb = results[(ds.name, a)], results[(ds.name, b)]
-            test = approximate_randomization(labels=ra.run.labels, scores_a=ra.run.scores, scores_b=rb.run.scores,
-                                             trials=ar_trials, seed=seed, rng=dataset_rng(seed=seed, name="ar:" + ds.name))
-            # Both scorers were bootstrapped with the same per-dataset resamples, so this difference is paired.
-            diff_dist = ra.auc_ci.distribution - rb.auc_ci.distribution
-            lo, hi = np.quantile(diff_dist, [alpha, 1.0 - alpha])
-            comparisons.append(Comparison(a=a, b=b, dataset=ds.name, diff=test.diff, diff_ci_low=float(lo), diff_ci_high=float(hi),
-                                          p_value=test.p_value, trials=test.trials))
-            tests.append(test)
-            diffs.append(diff_dist)
-        mean_test = mean_approximate_randomization(tests=tests)
-        lo, hi = np.quantile(np.mean(np.vstack(diffs), axis=0), [alpha, 1.0 - alpha])
-        comparisons.append(Comparison(a=a, b=b, dataset="mean", diff=mean_test.diff, diff_ci_low=float(lo), diff_ci_high=float(hi),
-                                      p_value=mean_test.p_value, trials=mean_test.trials))
-
-    return BenchResult(
-        settings=settings,
-        datasets=list(datasets),
-        scorers={s.name: _describe(s) for s in scorers},
-        results=results,
-        means=means,
-        comparisons=comparisons,
-        threshold_runs=threshold_runs,
-        threshold_fits=threshold_fits,
+def _dataset_result(ds: BenchDataset, scorer: str, run: ScoreRun, fit: ThresholdFit | None, st: BenchSettings) -> DatasetResult:
+    """AUC with its bootstrap CI, PR-AUC, and the threshold metrics (at the dev-split threshold, else cross-fitted)."""
+    y, s = run.labels, run.scores
+    ci = bootstrap_auc(labels=y, scores=s, n_resamples=st.n_resamples, seed=st.seed, confidence=st.confidence,
+                       rng=dataset_rng(seed=st.seed, name=ds.name))
+    if fit is not None:
+        preds = (s >= fit.threshold).astype(int)
+        folds = None
+    else:
+        cf = crossfit_predictions(labels=y, scores=s, rng=dataset_rng(seed=st.seed, name="crossfit:" + ds.name))
+        preds, folds = cf.predictions, cf.folds
+        fit = ThresholdFit(kind="cross_fit", threshold=float(np.mean(cf.fold_thresholds)), fit_datasets=(ds.name,),
+                           fit_n=len(y), fold_thresholds=cf.fold_thresholds)
+    tm = threshold_metrics(labels=y, predictions=preds)
+    return DatasetResult(
+        dataset=ds.name, scorer=scorer, n=len(y), n_pos=int(y.sum()), auc=ci.estimate, auc_ci=ci,
+        pr_auc=pr_auc(labels=y, scores=s, positive=1), pr_auc_unfaithful=pr_auc(labels=y, scores=s, positive=0),
+        balanced_accuracy=tm.balanced_accuracy, f1_faithful=tm.f1_faithful, f1_unfaithful=tm.f1_unfaithful,
+        threshold=fit, predictions=preds, folds=folds, run=run,
     )
+
+
+def _mean_result(scorer: str, rs: Sequence[DatasetResult], confidence: float) -> MeanResult:
+    """The mean over datasets, its CI from the per-dataset bootstrap distributions, and the time per example."""
+    est, lo, hi = mean_ci(distributions=[r.auc_ci.distribution for r in rs], estimates=[r.auc for r in rs], confidence=confidence)
+    timed = [(r.run.seconds_per_example, r.n) for r in rs if r.run.seconds_per_example is not None]
+    spe = sum(t * n for t, n in timed) / sum(n for _, n in timed) if timed else None
+    return MeanResult(scorer=scorer, datasets=tuple(r.dataset for r in rs), auc=est, auc_ci_low=lo, auc_ci_high=hi,
+                      pr_auc=float(np.mean([r.pr_auc for r in rs])), balanced_accuracy=float(np.mean([r.balanced_accuracy for r in rs])),
+                      seconds_per_example=spe)
+
+
+def _compare(a: str, b: str, datasets: Sequence[BenchDataset], results: dict[tuple[str, str], DatasetResult],
+             st: BenchSettings) -> list[Comparison]:
+    """Paired AR tests of AUC(a) − AUC(b) per dataset and on the mean, with bootstrap CIs of the difference."""
+    out: list[Comparison] = []
+    tests: list[ARTest] = []
+    diffs: list[np.ndarray] = []
+    alpha = (1.0 - st.confidence) / 2.0
+    for ds in datasets:
+        ra, rb = results[(ds.name, a)], results[(ds.name, b)]
+        test = approximate_randomization(labels=ra.run.labels, scores_a=ra.run.scores, scores_b=rb.run.scores,
+                                         trials=st.ar_trials, seed=st.seed, rng=dataset_rng(seed=st.seed, name="ar:" + ds.name))
+        # Both scorers were bootstrapped with the same per-dataset resamples, so this difference is paired.
+        diff_dist = ra.auc_ci.distribution - rb.auc_ci.distribution
+        lo, hi = np.quantile(diff_dist, [alpha, 1.0 - alpha])
+        out.append(Comparison(a=a, b=b, dataset=ds.name, diff=test.diff, diff_ci_low=float(lo), diff_ci_high=float(hi),
+                              p_value=test.p_value, trials=test.trials))
+        tests.append(test)
+        diffs.append(diff_dist)
+    mean_test = mean_approximate_randomization(tests=tests)
+    lo, hi = np.quantile(np.mean(np.vstack(diffs), axis=0), [alpha, 1.0 - alpha])
+    out.append(Comparison(a=a, b=b, dataset="mean", diff=mean_test.diff, diff_ci_low=float(lo), diff_ci_high=float(hi),
+                          p_value=mean_test.p_value, trials=mean_test.trials))
+    return out
