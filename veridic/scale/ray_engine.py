@@ -240,20 +240,7 @@ def score_file_ray(
     checkpoint = _checkpoint_path(output)
     if not resume and (output.exists() or checkpoint.exists()):
         raise InputError(f"{output} already exists; pass resume=True (--resume) to continue it, or remove it.")
-    rows = list(read_records(input))
-    if not rows:
-        raise InputError(f"{str(input)!r} holds no rows; nothing was scored and {str(output)!r} was not written. Check that the right file was given.")
-    for i, r in enumerate(rows, start=1):
-        record_to_pair(r, row_number=i, path=str(input))  # every bad row is reported before any model work
-    ids = row_ids(rows)
-    done = _read_done(checkpoint) | {str(r[ROW_ID]) for r in _existing_output(output)}
-    chunks = []
-    for k, start in enumerate(range(0, len(rows), chunk_rows)):
-        cid = ids[start : start + chunk_rows]
-        if all(i in done for i in cid):
-            continue
-        payload = [{**r, ROW_ID: i} for r, i in zip(rows[start : start + chunk_rows], cid)]
-        chunks.append({"chunk": k, "first_row": start + 1, "payload": json.dumps(payload, ensure_ascii=False, default=str)})
+    rows, ids, done, chunks = _pending_chunks(input, output, checkpoint, chunk_rows=chunk_rows)
     n_chunks = math.ceil(len(rows) / chunk_rows)
     written = 0
     started = False
@@ -265,29 +252,10 @@ def score_file_ray(
     try:
         if chunks:
             started = _init_ray(ray, address=ray_address, num_cpus=actors * cpus_per_actor, object_store_mb=object_store_mb)
-            ctx = ray.data.DataContext.get_current()
-            ctx.execution_options.preserve_order = True  # output in input order, whatever actor finishes first
-            ctx.enable_progress_bars = False  # the driver's own bar counts rows
-            ds = ray.data.from_items(chunks, override_num_blocks=len(chunks))
             opts = {"model": model, "backend": backend, "device": device, "dtype": dtype, "batch_size": batch_size}
-            scored = ds.map_batches(
-                ChunkScorer,
-                fn_constructor_kwargs={"config": cfg.to_dict(), "backend_options": opts, "threads": max(1, int(torch_threads)), "path": str(input)},
-                batch_size=1,
-                compute=ray.data.ActorPoolStrategy(size=min(actors, len(chunks))),
-                num_cpus=cpus_per_actor,
-                batch_format="numpy",
-            )
-            checkpoint.parent.mkdir(parents=True, exist_ok=True)
-            with open(checkpoint, "a", encoding="utf-8") as fh:
-                for rec in scored.iter_rows():
-                    keep = [ln for ln in str(rec["lines"]).splitlines(keepends=True) if json.loads(ln)[ROW_ID] not in done]
-                    fh.write("".join(keep))
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                    written += len(keep)
-                    if bar is not None:
-                        bar.update(len(keep))
+            scored = _scored_stream(ray, chunks, cfg=cfg, opts=opts, threads=max(1, int(torch_threads)), path=str(input), actors=actors,
+                                    cpus_per_actor=cpus_per_actor)
+            written = _append_checkpoint(scored, checkpoint, done=done, bar=bar)
         if checkpoint.exists():
             _finish(output, checkpoint, order={i: n for n, i in enumerate(ids)})
     finally:
@@ -297,6 +265,60 @@ def score_file_ray(
             ray.shutdown()
     return RayScoreReport(output=str(output), rows=len(rows), written=written, already_done=len(done), chunks=n_chunks,
                           chunks_scored=len(chunks), actors=actors, seconds=round(time.perf_counter() - t0, 3))
+
+
+def _pending_chunks(input: Path, output: Path, checkpoint: Path, *, chunk_rows: int
+                    ) -> tuple[list[dict[str, Any]], list[str], set[str], list[dict[str, Any]]]:
+    """The input rows (every one checked before any model work), their ids, the ids already scored (checkpoint
+    and earlier output), and the chunks still to score, each a JSON payload with its first row number."""
+    rows = list(read_records(input))
+    if not rows:
+        raise InputError(f"{str(input)!r} holds no rows; nothing was scored and {str(output)!r} was not written. Check that the right file was given.")
+    for i, r in enumerate(rows, start=1):
+        record_to_pair(r, row_number=i, path=str(input))
+    ids = row_ids(rows)
+    done = _read_done(checkpoint) | {str(r[ROW_ID]) for r in _existing_output(output)}
+    chunks = []
+    for k, start in enumerate(range(0, len(rows), chunk_rows)):
+        cid = ids[start : start + chunk_rows]
+        if all(i in done for i in cid):
+            continue
+        payload = [{**r, ROW_ID: i} for r, i in zip(rows[start : start + chunk_rows], cid)]
+        chunks.append({"chunk": k, "first_row": start + 1, "payload": json.dumps(payload, ensure_ascii=False, default=str)})
+    return rows, ids, done, chunks
+
+
+def _scored_stream(ray: Any, chunks: list[dict[str, Any]], *, cfg: ScorerConfig, opts: dict[str, Any], threads: int, path: str,
+                   actors: int, cpus_per_actor: float) -> Any:
+    """The chunks through a pool of :class:`ChunkScorer` actors, in input order."""
+    ctx = ray.data.DataContext.get_current()
+    ctx.execution_options.preserve_order = True  # output in input order, whatever actor finishes first
+    ctx.enable_progress_bars = False  # the driver's own bar counts rows
+    ds = ray.data.from_items(chunks, override_num_blocks=len(chunks))
+    return ds.map_batches(
+        ChunkScorer,
+        fn_constructor_kwargs={"config": cfg.to_dict(), "backend_options": opts, "threads": threads, "path": path},
+        batch_size=1,
+        compute=ray.data.ActorPoolStrategy(size=min(actors, len(chunks))),
+        num_cpus=cpus_per_actor,
+        batch_format="numpy",
+    )
+
+
+def _append_checkpoint(scored: Any, checkpoint: Path, *, done: set[str], bar: Any) -> int:
+    """Append each scored chunk's new rows to the checkpoint, synced to disk chunk by chunk; returns the rows written."""
+    written = 0
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    with open(checkpoint, "a", encoding="utf-8") as fh:
+        for rec in scored.iter_rows():
+            keep = [ln for ln in str(rec["lines"]).splitlines(keepends=True) if json.loads(ln)[ROW_ID] not in done]
+            fh.write("".join(keep))
+            fh.flush()
+            os.fsync(fh.fileno())
+            written += len(keep)
+            if bar is not None:
+                bar.update(len(keep))
+    return written
 
 
 def _finish(output: Path, checkpoint: Path, *, order: dict[str, int]) -> None:
