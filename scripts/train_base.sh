@@ -3,7 +3,8 @@
 #
 #   bash scripts/train_base.sh [MINUTES] [PHASE]      # defaults: 150 minutes, phase "auto"
 #
-# PHASE v1 or v2 runs that phase only; "auto" runs phase 1 until it is finished (its final/ folder exists) and
+# PHASE v1 or v2 runs that phase only; "auto" runs phase 1 until it is finished (its training_summary.json says
+# "completed"; a stage that stops on its time budget also exports final/, so that folder alone proves nothing) and
 # spends the stage's remaining minutes on phase 2, which starts from phase 1's final weights.
 #
 # Runs in the background-friendly way the plan fixes: lowest CPU priority, the newest checkpoint
@@ -36,16 +37,20 @@ run_phase() {  # run_phase PHASE MINUTES: one stage of one phase, recorded in it
     >> "$run/stages.jsonl"
 }
 
+completed() {  # completed RUN: the phase's last stage ran to the end of its planned steps
+  grep -q '"stopped_by": "completed"' "$1/training_summary.json" 2>/dev/null
+}
+
 if [ "$PHASE" != "auto" ]; then
   run_phase "$PHASE" "$MINUTES"
   exit 0
 fi
 began=$(date +%s)
-if [ ! -d "$ROOT/nli-base-v1/final" ]; then
+if ! completed "$ROOT/nli-base-v1"; then
   run_phase v1 "$MINUTES"
 fi
 left=$(( MINUTES - ($(date +%s) - began) / 60 ))
 # Phase 2 needs its corpora and phase 1's weights; a stage shorter than 10 minutes would only load and stop.
-if [ -d "$ROOT/nli-base-v1/final" ] && [ "$left" -ge 10 ]; then
+if completed "$ROOT/nli-base-v1" && [ "$left" -ge 10 ]; then
   run_phase v2 "$left"
 fi
