@@ -151,9 +151,10 @@ class SpanTagger:
         self.device = torch.device(check_device(device))
         self.tokenizer = AutoTokenizer.from_pretrained(self.dir)
         self.model = AutoModelForTokenClassification.from_pretrained(self.dir).to(self.device).eval()
+        self._count = token_counter(self.tokenizer)
 
     def count_tokens(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        return self._count(text)
 
     def encode(self, claim_piece: str, source: str) -> Any:
         """The model input of one claim piece against its packed source (claim first, never truncated)."""
@@ -194,6 +195,11 @@ class SpanTagger:
 
     def describe(self) -> dict[str, Any]:
         return {"tagger": str(self.dir), "threshold": self.threshold, "max_length": self.max_length, **{k: v for k, v in self.meta.items() if k != "threshold"}}
+
+
+def token_counter(tokenizer: Any) -> Callable[[str], int]:
+    """Tokens of a text without special tokens (long texts are only counted, so the length warning stays quiet)."""
+    return lambda text: len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
 
 def encode_pair(tokenizer: Any, claim_piece: str, source: str, *, max_length: int, count_tokens: Callable[[str], int]) -> Any:

@@ -56,6 +56,11 @@ def held_back(row_id: str, fraction: float) -> bool:
     return int(hashlib.sha1(row_id.encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF < fraction
 
 
+def _threshold_rows(rows: Sequence[dict[str, Any]], fraction: float) -> list[dict[str, Any]]:
+    """The held-back human rows the threshold is fitted on, each once (a repeated row is listed once)."""
+    return list({str(r["id"]): r for r in rows if held_back(str(r["id"]), fraction) and r.get("dataset") != "synthetic"}.values())
+
+
 def token_labels(offsets: Sequence[tuple[int, int]], sequence_ids: Sequence[int | None], spans: Sequence[tuple[int, int]]) -> list[int]:
     """1 for a claim token overlapping a span, 0 for another claim token, -100 (ignored) for the rest."""
     out = []
@@ -68,10 +73,9 @@ def token_labels(offsets: Sequence[tuple[int, int]], sequence_ids: Sequence[int 
 
 
 def _features(rows: Sequence[dict[str, Any]], tokenizer: Any, *, max_length: int) -> list[dict[str, Any]]:
-    from veridic.detect.tagger import claim_pieces, encode_pair
+    from veridic.detect.tagger import claim_pieces, encode_pair, token_counter
 
-    def count(t: str) -> int:
-        return len(tokenizer(t, add_special_tokens=False, verbose=False)["input_ids"])
+    count = token_counter(tokenizer)
 
     feats = []
     for r in rows:
@@ -136,7 +140,7 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
         raise InputError("No training rows were given to the tagger.")
     train_rows = [r for r in rows if not held_back(str(r["id"]), config.held_back_fraction)]
     # Rows may be listed more than once (a small human set repeated); the threshold slice counts each once.
-    held_rows = list({str(r["id"]): r for r in rows if held_back(str(r["id"]), config.held_back_fraction) and r.get("dataset") != "synthetic"}.values())
+    held_rows = _threshold_rows(rows, config.held_back_fraction)
     base = resolve_backbone_ref(config.backbone) or Path(config.backbone).expanduser()
     tokenizer = AutoTokenizer.from_pretrained(base)
     # A backbone may carry another head (an NLI classifier): the token head is new either way.
@@ -226,6 +230,6 @@ def export_newest_checkpoint(*, rows: Sequence[dict[str, Any]], output_dir: str 
     for f in ckpts[-1].iterdir():
         if f.is_file() and not f.name.startswith(("optimizer", "scheduler", "rng_state", "trainer_state", "training_args")):
             shutil.copy2(f, final / f.name)
-    held_rows = list({str(r["id"]): r for r in rows if held_back(str(r["id"]), config.held_back_fraction) and r.get("dataset") != "synthetic"}.values())
+    held_rows = _threshold_rows(rows, config.held_back_fraction)
     step = int(ckpts[-1].name.split("-")[1])
     return {"finished": False, "step": step, **_finalise(final, held_rows, config, data_card, step=step, finished=False)}
