@@ -22,7 +22,7 @@ from pathlib import Path
 from veridic.bench.cache import ScoreCache, default_cache_dir, nli_cache_path
 from veridic.bench.datasets import load_datasets
 from veridic.bench.runner import score_dataset
-from veridic.bench.scorers import build_scorer
+from veridic.factory import build_scorer
 from veridic.nli import CachedBackend, load_backend
 
 

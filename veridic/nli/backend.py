@@ -33,6 +33,7 @@ from veridic.device import DEVICE_HELP, DTYPES, check_device, check_dtype, cpu_s
 from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
 from veridic.nli.labels import LabelMap
 from veridic.nli.models import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, KNOWN_CHECKPOINTS, embedded_model_path, resolve_model_path
+from veridic.nli.packed import is_packed
 
 __all__ = [
     "cpu_supports_bf16",
@@ -44,6 +45,7 @@ __all__ = [
     "resolve_model_path",
     "embedded_model_path",
     "export_onnx",
+    "packed_onnx_dir",
     "EMBEDDED_MODEL_NAME",
     "EMBEDDED_MODELS",
     "KNOWN_CHECKPOINTS",
@@ -81,7 +83,7 @@ def load_sequence_classifier(ref: str | Path, **kwargs: Any) -> Any:
     :mod:`veridic.nli.packed`) built from its config and dequantised to fp32."""
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
-    from veridic.nli.packed import is_packed, read_packed
+    from veridic.nli.packed import read_packed
 
     if isinstance(ref, Path) and is_packed(ref):
         attn = kwargs.get("attn_implementation")
@@ -455,6 +457,8 @@ class OnnxNLIBackend(_TokenizerMixin):
         ref = Path(ref)
         onnx_dir = ref / "onnx" if (ref / "onnx").is_dir() else ref
         candidates = [file] if file else ["model.int8.onnx", "model.onnx"]
+        if is_packed(ref) and not any((onnx_dir / c).exists() for c in candidates if c) and file in (None, "model.int8.onnx"):
+            onnx_dir = packed_onnx_dir(ref)
         path = next((onnx_dir / c for c in candidates if c and (onnx_dir / c).exists()), None)
         if path is None:
             raise ModelLoadError(f"No ONNX file ({' or '.join(c for c in candidates if c)}) in {onnx_dir}. Export one with: veridic export onnx --model {ref}")
@@ -615,7 +619,8 @@ def resolve_backend_kind(kind: str, *, model: str | Path | None = None, device: 
         return "torch"
     folder = Path(ref) / "onnx" if (Path(ref) / "onnx").is_dir() else Path(ref)
     if not (folder / "model.int8.onnx").exists():
-        return "torch"
+        # A packed model ships no ONNX file: its int8 copy is built once into the model cache (packed_onnx_dir).
+        return "onnx" if is_packed(ref) and _can_export() else "torch"
     if _export_is_stale(Path(ref), folder):
         log.warning("%s was exported from other weights than %s/model.safetensors (see %s); using torch. "
                     "Re-export with: veridic export onnx --model %s --output %s", folder / "model.int8.onnx", ref, EXPORT_RECORD, ref, folder)
@@ -725,6 +730,43 @@ def export_onnx(*, model: str | Path | None, out_dir: str | Path, quantize: bool
 
 
 EXPORT_RECORD = "export.json"
+
+
+def _can_export() -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "onnx", "onnxruntime"))
+
+
+def packed_onnx_dir(model_dir: str | Path) -> Path:
+    """The ONNX int8 copy of a packed model (:mod:`veridic.nli.packed`), exported on first use into
+    :func:`veridic.io.paths.model_cache_dir` and reused after.
+
+    A packed model ships its weights once, as int8 rows, to keep the package small; ONNX Runtime runs
+    int8 about five times faster than torch on a CPU. The copy is keyed by the model's revision, so
+    new weights get a new copy, and it is written to a temporary folder and renamed into place, so an
+    interrupted export is never used.
+    """
+    from veridic.io.paths import model_cache_dir
+
+    src = Path(model_dir)
+    rev = (_read_revision(src) or "unversioned").replace(":", "-")
+    dest = model_cache_dir("onnx", f"{src.name}-{rev}")
+    if (dest / "model.int8.onnx").exists():
+        return dest
+    log.warning("Exporting %s to ONNX int8 once (about 20 s for a base-size model) into %s", src.name, dest)
+    tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        files = export_onnx(model=src, out_dir=tmp, quantize=True)
+        files["fp32"].unlink()  # only the int8 graph is run
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            tmp.rename(dest)
+        except OSError:  # another process finished the same export first
+            if not (dest / "model.int8.onnx").exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest
 
 
 def _weights_fingerprint(folder: Path) -> str | None:

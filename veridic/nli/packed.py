@@ -115,6 +115,7 @@ def write_packed(*, model_dir: str | Path, out_dir: str | Path, max_shard_mb: fl
     for i, shard in enumerate(shards):
         fname = f"packed-{i:05d}.safetensors"
         save_file(shard, str(tmp / fname), metadata={"format": FORMAT})
+        (tmp / fname).chmod(0o644)  # the writer creates owner-only files; a shipped model is read by every user
         names.append(fname)
     meta = {"format": FORMAT, "shards": {n: _sha256(tmp / n) for n in names},
             "note": "2-D weights: int8 per row with fp16 scales; other tensors fp32 (veridic.nli.packed)"}

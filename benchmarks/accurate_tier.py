@@ -1,0 +1,146 @@
+"""The accurate tier's registered evaluation (docs/preregistration/nli-base.md, "What is scored"), one JSON line out.
+
+    python benchmarks/accurate_tier.py --model veridic-nli-mpnet-l6 --out runs/report/accurate
+    python benchmarks/accurate_tier.py --model ~/.cache/veridic/train/nli-base-v2/final --steps heldout
+
+Steps (``--steps``, comma-separated; default all), each beside the fast default (``--baseline``) and a trivial
+baseline:
+
+- ``heldout``: 3-way accuracy and per-class F1 on the 2,400 held-back tier-A rows of ``--config`` (rebuilt as the
+  trainer builds them, never trained on by any veridic model), the majority class beside it;
+- ``dev``: ``e-c`` mean ROC AUC with 95 % bootstrap CIs on every dev file, word and bigram overlap beside it, and
+  the paired per-set difference against the fast default's ``e-c`` (approximate randomisation);
+- ``contrast``: the contrast suite's groups, bigram overlap beside them;
+- ``cost``: 100 FRANK rows through ``veridic score --method e-c`` as a whole process (wall, CPU, peak memory).
+
+Model predictions go through the benchmark's on-disk caches, so a run cut short (``kill``) resumes where it
+stopped: the dev step on a base-size model takes hours on 2 cores and may need several runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STEPS = ("heldout", "dev", "contrast", "cost")
+
+
+def _exe(name: str) -> str:
+    return str(Path(sys.executable).with_name(name))
+
+
+def _run(cmd: list[str]) -> None:
+    print("$ " + " ".join(cmd), file=sys.stderr, flush=True)
+    subprocess.run(cmd, cwd=ROOT, check=True, stdout=sys.stderr)
+
+
+def heldout(*, models: dict[str, str], config: str) -> dict:
+    """3-way accuracy of each model on the config's held-back real rows, the majority class beside it."""
+    from transformers import AutoTokenizer
+
+    from veridic.nli.backend import load_sequence_classifier
+    from veridic.nli.models import resolve_model_path
+    from veridic.train.data import NOT_ENTAILMENT
+    from veridic.train.evaluate import evaluate_nli
+    from veridic.train.loop import Trainer, load_config
+
+    cfg = load_config(config)
+    trainer = Trainer(config=cfg, output_dir=ROOT / "runs" / "accurate-heldout")
+    trainer._prepare_data()  # the held-back slice exactly as training selects it
+    rows = trainer.held_out
+    three = [e.label for e in rows if e.label != NOT_ENTAILMENT]
+    label, count = Counter(three).most_common(1)[0]
+    out: dict = {"n": len(rows), "n_3way": len(three), "majority_3way": count / len(three), "majority_label": label}
+    for role, ref in models.items():
+        path, _ = resolve_model_path(ref)
+        model = load_sequence_classifier(Path(path) if Path(str(path)).is_dir() else path).eval()
+        tok = AutoTokenizer.from_pretrained(str(path))
+        res = evaluate_nli(model=model, tokenizer=tok, examples=rows, batch_size=64, max_length=cfg.model.max_length)
+        out[role] = {k: res[k] for k in ("accuracy_3way", "accuracy_2way", "per_class")}
+        print(f"heldout {role}: 3-way {res['accuracy_3way']:.3f}", file=sys.stderr, flush=True)
+    return out
+
+
+def _bench(args: list[str], folder: Path) -> dict:
+    _run([_exe("veridic"), "bench", *args, "--no-progress", "-o", str(folder)])
+    rep = json.loads((folder / "report.json").read_text())
+    for block in rep.get("results", {}).values():
+        for res in block.values():
+            res.pop("scores", None)
+    return rep
+
+
+def dev(*, model: str, baseline: str, data: str, out: Path) -> dict:
+    base_csv = out / "baseline_ec.csv"
+    _run([sys.executable, "benchmarks/score_with_model.py", "--model", baseline, "--suffix", "default", "--scorer", "e-c",
+          "--data", data, "--backend", "auto", "--out", str(base_csv)])
+    return _bench(["--data", data, "--model", model, "--scorer", "e-c", "--scorer", "overlap", "--scorer", "overlap-bigram",
+                   "--scores", str(base_csv), "--compare", "e-c", "e-c@default"], out / "dev")
+
+
+def contrast(*, model: str, out: Path) -> dict:
+    rep = _bench(["--data", "contrast", "--model", model, "--scorer", "e-c", "--scorer", "overlap-bigram"], out / "contrast")
+    per = json.loads((out / "contrast" / "contrast.json").read_text())["contrast"]
+    groups = {n: {r: v for r, v in rules.items() if r.startswith("group:")} for n, rules in per.items()}
+    return {"auc": {n: rep["mean"][n]["auc"] for n in rep["mean"]}, "groups": groups}
+
+
+def cost(*, models: dict[str, str], frank: str, n: int) -> dict:
+    """Whole-process cost of ``veridic score --method e-c`` on the first ``n`` FRANK rows, per model."""
+    out = {}
+    for role, ref in models.items():
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.perf_counter()
+        cmd = [_exe("veridic"), "score", "-i", frank, "--limit", str(n), "--method", "e-c", "-q", "-o", os.devnull]
+        if ref != "embedded":
+            cmd += ["--model", ref]
+        _run(cmd)
+        wall = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out[role] = {"n": n, "wall_s": round(wall, 1),
+                     "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
+                     # ru_maxrss of children is the largest child so far: the models run from small to large below.
+                     "peak_rss_mb": round(after.ru_maxrss / 1024)}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="veridic-nli-mpnet-l6", help="the accurate tier: a name, folder or hub id")
+    ap.add_argument("--baseline", default="embedded", help="the fast default to compare with")
+    ap.add_argument("--config", default="configs/nli-base-v1.yaml", help="training config whose held-back rows are scored")
+    ap.add_argument("--data", default=os.environ.get("VERIDIC_DATA", "../shared/data") + "/bench")
+    ap.add_argument("--frank-rows", type=int, default=100)
+    ap.add_argument("--steps", default=",".join(STEPS))
+    ap.add_argument("--out", type=Path, default=Path("runs/report/accurate"))
+    args = ap.parse_args(argv)
+    steps = [s.strip() for s in args.steps.split(",") if s.strip()]
+    unknown = sorted(set(steps) - set(STEPS))
+    if unknown:
+        ap.error(f"unknown step(s) {unknown}; expected some of {', '.join(STEPS)}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    result: dict = {"model": args.model, "baseline": args.baseline}
+    both = {"default": args.baseline, "accurate": args.model}
+    if "heldout" in steps:
+        result["heldout"] = heldout(models=both, config=args.config)
+    if "dev" in steps:
+        result["dev"] = dev(model=args.model, baseline=args.baseline, data=args.data, out=args.out)
+    if "contrast" in steps:
+        result["contrast"] = contrast(model=args.model, out=args.out)
+    if "cost" in steps:
+        result["cost"] = cost(models=both, frank=f"{args.data}/frank_test.jsonl", n=args.frank_rows)
+    (args.out / "accurate.json").write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
