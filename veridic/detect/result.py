@@ -89,7 +89,8 @@ class DetectionResult:
     retrieved passages that evidence was assembled from (empty when the caller
     gave the evidence). ``judged`` is False for an explicit "cannot judge"
     (``note`` says why, e.g. evidence that is not English): no spans then
-    means *not checked*, not *no error*.
+    means *not checked*, not *no error*. ``score`` is the judge's verdict on the whole passage, on its scorer's
+    scale (``None`` when no judge ran).
     """
 
     passage: str
@@ -101,6 +102,7 @@ class DetectionResult:
     retrieved: tuple[Any, ...] = field(default_factory=tuple)
     judged: bool = True
     note: str | None = None
+    score: float | None = None
 
     @property
     def has_hallucination(self) -> bool:
@@ -119,4 +121,5 @@ class DetectionResult:
             "retrieved": [r.to_dict() if hasattr(r, "to_dict") else r for r in self.retrieved],
             "judged": self.judged,
             "note": self.note,
+            "score": self.score,
         }

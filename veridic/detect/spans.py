@@ -443,9 +443,10 @@ class DetectorSpans:
 
     name = "detector"
 
-    def __init__(self, detector: Any, *, batch_size: int = 32):
+    def __init__(self, detector: Any, *, batch_size: int = 32, name: str = "detector"):
         if batch_size < 1:
             raise InputError(f"batch_size must be >= 1; got {batch_size}.")
+        self.name = name
         self.detector = detector
         self.batch_size = batch_size
         self.not_judged = 0
@@ -457,7 +458,7 @@ class DetectorSpans:
         from tqdm.auto import tqdm
 
         out: list[list[tuple[int, int]]] = []
-        with tqdm(total=len(rows), desc="detector", unit="row", disable=not progress) as bar:
+        with tqdm(total=len(rows), desc=self.name, unit="row", disable=not progress) as bar:
             for k in range(0, len(rows), self.batch_size):
                 chunk = rows[k : k + self.batch_size]
                 res = self.detector.detect_many(passages=[r.claim for r in chunk], evidences=[r.source for r in chunk])

@@ -25,7 +25,7 @@ import numpy as np
 
 from veridic.errors import ConfigError, InputError, MissingDependencyError
 
-__all__ = ["TaggerTrainConfig", "export_newest_checkpoint", "fit_threshold", "held_back", "token_labels", "train_tagger"]
+__all__ = ["TaggerTrainConfig", "export_newest_checkpoint", "fit_flag_threshold", "fit_threshold", "held_back", "token_labels", "train_tagger"]
 
 
 @dataclass(frozen=True)
@@ -114,9 +114,36 @@ def fit_threshold(tagger: Any, rows: Sequence[dict[str, Any]], thresholds: Seque
     if not rows:
         raise InputError("No held-back rows to fit the threshold on; raise held_back_fraction.")
     probs = tagger.char_probabilities(sources=[r["source"] for r in rows], claims=[r["claim"] for r in rows])
+    return _best_threshold(rows, probs, thresholds)
+
+
+def _best_threshold(rows: Sequence[dict[str, Any]], probs: Sequence[np.ndarray], thresholds: Sequence[float]) -> tuple[float, dict[str, float]]:
     scores = {float(t): _char_f1(rows, probs, t) for t in thresholds}
-    best = max(scores, key=lambda t: (scores[t], t))
-    return best, scores
+    return max(scores, key=lambda t: (scores[t], t)), scores
+
+
+def fit_flag_threshold(rows: Sequence[dict[str, Any]], probs: Sequence[np.ndarray], *, threshold: float,
+                       grid: Sequence[float]) -> tuple[float, dict[str, float]]:
+    """The span score that flags a claim on its own: the value in ``grid`` with the best balanced accuracy of
+    "some span at ``threshold`` scores at least this" against "the claim has a gold span" (ties: the higher).
+
+    >>> rows = [{"claim": "ab cd", "spans": [{"start": 0, "end": 2}]}, {"claim": "ab cd", "spans": []}]
+    >>> fit_flag_threshold(rows, [np.array([0.9, 0.9, 0, 0, 0]), np.array([0.6, 0.6, 0, 0, 0])], threshold=0.5, grid=[0.5, 0.7, 0.95])[0]
+    0.7
+    """
+    from veridic.detect.tagger import spans_from_probs
+
+    best_span = [max((s.score for s in spans_from_probs(r["claim"], p, threshold=threshold)), default=0.0) for r, p in zip(rows, probs)]
+    gold = [bool(r["spans"]) for r in rows]
+    pos, neg = sum(gold), len(gold) - sum(gold)
+
+    def bacc(t: float) -> float:
+        tpr = sum(g and b >= t for g, b in zip(gold, best_span)) / pos if pos else 0.0
+        tnr = sum(not g and b < t for g, b in zip(gold, best_span)) / neg if neg else 0.0
+        return 0.5 * (tpr + tnr)
+
+    scores = {float(t): bacc(t) for t in grid}
+    return max(scores, key=lambda t: (scores[t], t)), scores
 
 
 def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, config: TaggerTrainConfig = TaggerTrainConfig(),
@@ -207,10 +234,17 @@ def _finalise(final: Path, held_rows: Sequence[dict[str, Any]], config: TaggerTr
     meta = {"max_length": config.max_length, "threshold": 0.5, "config": asdict(config), "data": data_card or {}, "step": step,
             "finished": finished}
     atomic_write_text(final / TAGGER_FILE, json.dumps(meta, indent=2) + "\n")
-    threshold, scores = fit_threshold(SpanTagger(final), held_rows, config.thresholds)
-    meta.update({"threshold": threshold, "held_back_char_f1": scores[threshold], "threshold_scan": scores})
+    if not held_rows:
+        raise InputError("No held-back rows to fit the threshold on; raise held_back_fraction.")
+    probs = SpanTagger(final).char_probabilities(sources=[r["source"] for r in held_rows], claims=[r["claim"] for r in held_rows])
+    threshold, scores = _best_threshold(held_rows, probs, config.thresholds)
+    # The pipeline's flag threshold (veridic.detect.pipeline): fitted on the same rows, on the grid above the span threshold.
+    flag, flag_scores = fit_flag_threshold(held_rows, probs, threshold=threshold,
+                                           grid=[t for t in (*config.thresholds, 0.95, 0.99) if t >= threshold])
+    meta.update({"threshold": threshold, "held_back_char_f1": scores[threshold], "threshold_scan": scores,
+                 "flag_threshold": flag, "held_back_flag_bacc": flag_scores[flag], "flag_threshold_scan": flag_scores})
     atomic_write_text(final / TAGGER_FILE, json.dumps(meta, indent=2) + "\n")
-    return {"threshold": threshold, "held_back_char_f1": scores[threshold], "path": str(final)}
+    return {"threshold": threshold, "held_back_char_f1": scores[threshold], "flag_threshold": flag, "path": str(final)}
 
 
 def export_newest_checkpoint(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, config: TaggerTrainConfig = TaggerTrainConfig(),

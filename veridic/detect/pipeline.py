@@ -1,0 +1,164 @@
+"""One detection pipeline: the learned tagger proposes spans, the judge and the rule checks confirm and type them.
+
+The tagger (:class:`veridic.detect.tagger.SpanTagger`) marks which characters the evidence does not support; it
+knows *where*, not *what kind*, and proposes no fix. The rule detector (:class:`HallucinationDetector`) knows
+kinds and fixes for the errors its checks find (a value the evidence states otherwise, swapped roles, a
+negation). Here each proposal is
+
+1. **confirmed**: kept when its sentence is not entailed by the judge, or when the tagger is sure of it alone
+   (its score reaches ``flag_threshold``);
+2. **typed and fixed**: a rule span overlapping it lends its type, evidence and replacement (the rule's own
+   extent is kept, since its replacement is for that text); otherwise its type comes from what it holds (a name
+   or value the evidence has elsewhere: ``entity``; one the evidence never mentions: ``invented``; a
+   contradicted sentence: ``contradictory``; else ``unverifiable``) and it gets no replacement: a phrase is only
+   ever replaced by a counterpart the rules aligned in the evidence, never by a different kind of thing;
+3. **deleted whole or not at all**: a deleting type removes the smallest optional constituent holding the span
+   (or its sentence), never a fragment that leaves broken text.
+
+Rule spans that carry their own evidence (a mismatched value, swapped roles, a polarity clash, opinion language)
+stay even where the tagger marks nothing. A passage is flagged only when the judge's score falls below its
+threshold or a proposal reaches ``flag_threshold``; an unflagged passage gets no spans. Each result carries the
+judge's score (``DetectionResult.score``).
+
+>>> from veridic.detect.pipeline import sentence_type
+>>> sentence_type(has_name=True, name_in_evidence=False, contradicted=False)
+'invented'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from veridic.detect.edit import apply_edits
+from veridic.detect.localise import deletable_phrases, entailed, non_overlapping
+from veridic.detect.result import DetectionResult, HallucinationSpan
+from veridic.detect.tagger import TaggedSpan, spans_from_probs
+from veridic.detect.tags import to_tagged
+from veridic.detect.taxonomy import TAXONOMY
+from veridic.errors import ConfigError
+
+__all__ = ["EVIDENCED_RULES", "TaggedDetector", "sentence_type"]
+
+#: Rule spans backed by an aligned piece of evidence (kept without a tagger mark); the others (``nli-*``,
+#: ``unknown-entity``, deletion and coverage spans) only say a sentence is doubted, which the tagger says better.
+EVIDENCED_RULES = ("entity-mismatch", "structure-", "relation-", "polarity-clash", "subjective-")
+_VALUE_LABELS = frozenset({"CARDINAL", "MONEY", "PERCENT", "QUANTITY", "DATE", "TIME", "ORDINAL"})
+
+
+def sentence_type(*, has_name: bool, name_in_evidence: bool, contradicted: bool) -> str:
+    """The type of a tagger span no rule explains, from what it holds and how the judge read its sentence."""
+    if has_name:
+        return "entity" if name_in_evidence else "invented"
+    return "contradictory" if contradicted else "unverifiable"
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
+    return max(0, min(a[1], b[1]) - max(a[0], b[0]))
+
+
+class TaggedDetector:
+    """The tagger's spans, confirmed, typed and fixed by a rule detector and its judge (see the module doc).
+
+    ``detector``: a :class:`veridic.detect.detector.HallucinationDetector` (its scorer is the judge; a calibrated
+    one such as ``hybrid`` makes the passage flag a probability); ``tagger``: a trained
+    :class:`veridic.detect.tagger.SpanTagger`; ``flag_threshold``: the span score that confirms a proposal and
+    flags a passage on its own (default: the tagger's fitted ``flag_threshold``, else 0.9). The interface is the
+    detector's (``detect``, ``detect_many``), so every benchmark and entry point runs either.
+    """
+
+    def __init__(self, *, detector: Any, tagger: Any, flag_threshold: float | None = None):
+        if flag_threshold is None:
+            flag_threshold = float(getattr(tagger, "meta", {}).get("flag_threshold", 0.9))
+        if not 0.0 < flag_threshold <= 1.0:
+            raise ConfigError(f"flag_threshold must lie in (0, 1]; got {flag_threshold}.")
+        self.detector = detector
+        self.tagger = tagger
+        self.flag_threshold = flag_threshold
+        self.judge = detector.scorer
+
+    def describe(self) -> dict[str, Any]:
+        return {"pipeline": "veridic.detect.tagged-v1", "detector": self.detector.describe(), "tagger": self.tagger.describe(),
+                "flag_threshold": self.flag_threshold}
+
+    def detect(self, *, passage: str, evidence: str | None = None, query: str | None = None) -> DetectionResult:
+        return self.detect_many(passages=[passage], evidences=None if evidence is None else [evidence],
+                                queries=None if query is None else [query])[0]
+
+    def detect_many(self, *, passages: Sequence[str], evidences: Sequence[str] | None = None,
+                    queries: Sequence[str] | None = None, progress: bool = False) -> list[DetectionResult]:
+        """The rule detector's checks (input validation, retrieval and abstentions included), then the tagger on the
+        same evidence, merged passage by passage."""
+        ruled = self.detector.detect_many(passages=passages, evidences=evidences, queries=queries, progress=progress)
+        todo = [i for i, r in enumerate(ruled) if r.judged]
+        probs = self.tagger.char_probabilities(sources=[ruled[i].evidence for i in todo], claims=[ruled[i].passage for i in todo])
+        out = list(ruled)
+        for i, p in zip(todo, probs):
+            out[i] = self._merge(ruled[i], p)
+        return out
+
+    # ------------------------------------------------------------------ internals
+    def _flagged(self, result: DetectionResult, proposals: Sequence[TaggedSpan]) -> bool:
+        score = result.score
+        judge_says = score is not None and self.judge.decide(score) == "unsupported"
+        return judge_says or any(t.score >= self.flag_threshold for t in proposals)
+
+    def _merge(self, result: DetectionResult, char_probs: np.ndarray) -> DetectionResult:
+        passage = result.passage
+        proposals = spans_from_probs(passage, char_probs, threshold=self.tagger.threshold)
+        if not self._flagged(result, proposals):
+            return replace(result, spans=(), edited=passage, tagged=passage)
+        doc = self.detector.nlp(passage)
+        evidence_doc = self.detector.nlp(result.evidence) if proposals else None
+        spans: list[HallucinationSpan] = []
+        used: set[int] = set()
+        for t in proposals:
+            sv = next((s for s in result.sentences if s.span.start <= t.start < s.span.end), None)
+            if sv is not None and entailed(sv.e, sv.n, sv.c) and t.score < self.flag_threshold:
+                continue  # the judge entails its sentence and the tagger is not sure enough to overrule it
+            rules = sorted(((k, r) for k, r in enumerate(result.spans) if _overlap((t.start, t.end), (r.start, r.end))),
+                           key=lambda kr: -_overlap((t.start, t.end), (kr[1].start, kr[1].end)))
+            if rules:
+                k, r = rules[0]
+                used.add(k)
+                if r.suggestion:  # the rule's fix is for its own text: keep its extent
+                    spans.append(replace(r, confidence=max(r.confidence or 0.0, t.score)))
+                    continue
+                spans.append(self._span(passage, doc, t, r.type, r.evidence, f"tagger+{r.reason}"))
+                continue
+            spans.append(self._span(passage, doc, t, self._type(doc, evidence_doc, t, sv), sv.evidence if sv else None, "tagger"))
+        spans += [r for k, r in enumerate(result.spans) if k not in used and (r.reason or "").startswith(EVIDENCED_RULES)]
+        spans = non_overlapping(spans, key=lambda s: (-(s.confidence or 0.0), s.start, s.end))
+        return replace(result, spans=tuple(spans), edited=apply_edits(passage=passage, spans=spans),
+                       tagged=to_tagged(passage=passage, spans=spans))
+
+    def _type(self, doc: Any, evidence_doc: Any, t: TaggedSpan, sv: Any) -> str:
+        ents = [e for e in doc.ents if e.start_char < t.end and e.end_char > t.start]
+        names = [e for e in ents if e.label_ not in _VALUE_LABELS] or ents
+        seen = {e.text.lower() for e in evidence_doc.ents} if evidence_doc is not None else set()
+        contradicted = sv is not None and sv.c >= max(sv.e, sv.n) and sv.c >= self.detector.contradiction_threshold
+        return sentence_type(has_name=bool(names), name_in_evidence=any(e.text.lower() in seen for e in names),
+                             contradicted=contradicted)
+
+    def _span(self, passage: str, doc: Any, t: TaggedSpan, typ: str, evidence: Any, reason: str) -> HallucinationSpan:
+        """A span on the tagger's extent; a deleting type removes the smallest optional constituent holding it."""
+        unit = None
+        if TAXONOMY[typ].edit == "delete":
+            unit = _deletion_unit(doc, t.start, t.end)
+        return HallucinationSpan(start=t.start, end=t.end, text=passage[t.start:t.end], type=typ, confidence=float(min(1.0, t.score)),
+                                 evidence=evidence, suggestion=None, reason=reason,
+                                 edit_range=None if unit == (t.start, t.end) else unit)
+
+
+def _deletion_unit(doc: Any, a: int, b: int) -> tuple[int, int]:
+    """The smallest optional constituent of the sentence holding ``[a, b)`` that contains it, else that sentence
+    (a span covering the verb or a core argument can only go with its sentence)."""
+    sent = next((s for s in doc.sents if s.start_char <= a < s.end_char), None)
+    if sent is None:
+        return (a, b)
+    units = sorted(((doc[x:y].start_char, doc[x:y].end_char) for x, y in deletable_phrases(sent)), key=lambda u: (u[1] - u[0], u[0]))
+    end = max(b, sent.end_char)
+    return next((u for u in units if u[0] <= a and b <= u[1]), (min(a, sent.start_char), end))
