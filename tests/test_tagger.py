@@ -125,6 +125,17 @@ def test_training_in_two_stages_resumes_and_writes_a_tagger(tmp_path, tiny_nli_d
     # The detector's batch interface, for the span benchmarks (WiCE tokens).
     as_detector = tagger.detect_many(passages=claims, evidences=["Acme hired 200 engineers in Ohio."] * 2)
     assert [list(r.spans) for r in as_detector] == predicted
+    # Inside the detector (veridic detect --tagger): the judge's score comes with the result.
+    pytest.importorskip("spacy")
+    from typer.testing import CliRunner
+
+    from veridic.cli import app
+
+    res = CliRunner().invoke(app, ["detect", "-p", "Acme hired 500 engineers.", "-e", "Acme hired 200 engineers in Ohio.",
+                                   "--tagger", done["path"], "--backend", "dummy", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout[res.stdout.index("{"):])  # a backbone warning may come first on stderr
+    assert out["detector"]["pipeline"] == "veridic.detect.tagged-v1" and 0.0 <= out["score"] <= 1.0
 
 
 def test_span_corpus_rows_have_exact_spans_and_the_requested_kinds(tmp_path, nlp):

@@ -89,6 +89,7 @@ if typer is not None:
         k: int = typer.Option(5, help="Passages to retrieve (plus the entity-matched document)."),
         rerank: bool = typer.Option(False, "--rerank", help="Rerank retrieved passages with the NLI model."),
         phrase_spans: PhraseSpans = True,
+        tagger: Path | None = typer.Option(None, "--tagger", help="A trained span tagger folder: it proposes the spans, the rules and the hybrid judge confirm, type and fix them."),
         model: O.Model = None,
         backend: O.Backend = "auto",
         device: O.Device = "cpu",
@@ -108,7 +109,8 @@ if typer is not None:
         try:
             from veridic.detect.load import DETECTOR_CONFIG
 
-            cfg = O.scorer_config(DETECTOR_CONFIG, **(scorer_flags or {}))
+            # With a tagger the passage flag follows the calibrated judge (veridic.detect.pipeline).
+            cfg = O.scorer_config("hybrid" if tagger is not None else DETECTOR_CONFIG, **(scorer_flags or {}))
             O.check_model_flags(backend=backend, device=device, dtype=dtype)
             if passage is None and passage_file is None:
                 raise VeridicError("Give --passage TEXT (or --passage-file PATH), and --evidence TEXT (or --evidence-file PATH) or --index DIR.")
@@ -124,7 +126,7 @@ if typer is not None:
             text = O.read_text_arg(passage or "", flag="--passage", file=passage_file)
             ev = None if evidence is None and evidence_file is None else O.read_text_arg(evidence or "", flag="--evidence", file=evidence_file)
             det = build_detector(config=cfg, model=model, backend=backend, device=device, dtype=dtype,
-                                 index=index if ev is None else None, k=k, rerank=rerank, phrase_spans=phrase_spans)
+                                 index=index if ev is None else None, k=k, rerank=rerank, phrase_spans=phrase_spans, tagger=tagger)
             res = det.detect(passage=text, evidence=ev, query=query)
         except VeridicError as exc:
             _fail(exc)
