@@ -205,14 +205,16 @@ if typer is not None:
         phrase_scope: PhraseScope = "not-entailed",
         phrase_max_e: PhraseMaxE = None,
         phrase_min_gain: PhraseMinGain = None,
+        tagger: Path | None = typer.Option(None, "--tagger", help="Run the pipeline: this trained tagger proposes, the detector with the hybrid judge confirms, types and fixes."),
         out: Path | None = typer.Option(None, "--output", "-o", "--out"),
     ) -> None:
         """Per-type F1 with CIs, edit accuracy and false flags on the contrast suite, beside the mark-everything baseline."""
         from veridic.detect.benchmark import load_contrast_suite, run_suite_benchmark
 
         try:
-            det = build_detector(config="e-c" if scorer == "nli" else scorer, model=model, phrase_spans=phrase_spans)
-            _set_phrase_mode(det, scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
+            judge = "hybrid" if tagger is not None else "e-c" if scorer == "nli" else scorer
+            det = build_detector(config=judge, model=model, phrase_spans=phrase_spans, tagger=tagger)
+            _set_phrase_mode(getattr(det, "detector", det), scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
             ex = load_contrast_suite(data)[: limit if limit else None]
             rep = run_suite_benchmark(detector=det, examples=ex, n_boot=n_boot, progress=True)
             rep["data"] = {"path": str(data) if data else "veridic/detect/data/contrast_suite.jsonl", "limit": limit}
@@ -233,6 +235,7 @@ if typer is not None:
         coverage_sentences: int = typer.Option(5, help="With --phrase-spans, the fallback: evidence sentences (best aligned) a word must be found in."),
         out: Path | None = typer.Option(None, "--output", "-o", "--out", help="Write the report JSON here."),
         tagger: Path | None = typer.Option(None, "--tagger", help="Score a trained span tagger folder instead of the detector."),
+        pipeline: bool = typer.Option(False, "--pipeline", help="With --tagger: score the pipeline (the tagger inside the detector, hybrid judge) instead of the tagger alone."),
     ) -> None:
         """Token-level binary F1 against WiCE non-supported tokens."""
         from veridic.detect.benchmark import load_wice_spans, wice_span_f1
@@ -240,7 +243,13 @@ if typer is not None:
         try:
             if coverage_sentences < 1:
                 raise VeridicError(f"--coverage-sentences must be >= 1; got {coverage_sentences}.")
-            if tagger is not None:
+            if pipeline and tagger is None:
+                raise VeridicError("--pipeline runs a trained tagger inside the detector; name its folder with --tagger DIR.")
+            if pipeline:
+                det = build_detector(config="hybrid", model=model, phrase_spans=phrase_spans, tagger=tagger)
+                det.detector.coverage_sentences = coverage_sentences
+                _set_phrase_mode(det.detector, scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
+            elif tagger is not None:
                 from veridic.detect.tagger import SpanTagger
 
                 det = SpanTagger(tagger)
