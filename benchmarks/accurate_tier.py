@@ -22,10 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -94,21 +92,24 @@ def contrast(*, model: str, out: Path) -> dict:
 
 
 def cost(*, models: dict[str, str], frank: str, n: int) -> dict:
-    """Whole-process cost of ``veridic score --method e-c`` on the first ``n`` FRANK rows, per model."""
+    """Whole-process cost of ``veridic score --method e-c`` on the first ``n`` FRANK rows, per model: wall and CPU
+    seconds and peak resident memory, read by GNU time for that process alone."""
+    import shutil
+    import tempfile
+
+    timer = shutil.which("time") or "/usr/bin/time"
+    if not Path(timer).exists():
+        raise SystemExit("the cost step needs GNU time (/usr/bin/time): apt-get install time")
     out = {}
     for role, ref in models.items():
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t = time.perf_counter()
         cmd = [_exe("veridic"), "score", "-i", frank, "--limit", str(n), "--method", "e-c", "-q", "-o", os.devnull]
         if ref != "embedded":
             cmd += ["--model", ref]
-        _run(cmd)
-        wall = time.perf_counter() - t
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        out[role] = {"n": n, "wall_s": round(wall, 1),
-                     "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
-                     # ru_maxrss of children is the largest child so far: the models run from small to large below.
-                     "peak_rss_mb": round(after.ru_maxrss / 1024)}
+        with tempfile.NamedTemporaryFile("r", suffix=".time") as fh:
+            _run([timer, "-f", "%e %U %S %M", "-o", fh.name, *cmd])
+            wall, user, system, rss_kb = fh.read().split()[-4:]
+        out[role] = {"n": n, "wall_s": round(float(wall), 1), "cpu_s": round(float(user) + float(system), 1),
+                     "peak_rss_mb": round(int(rss_kb) / 1024)}
     return out
 
 

@@ -2,7 +2,7 @@
 
     python benchmarks/report.py                 # render docs/report.md from benchmarks/results/ (seconds)
     python benchmarks/report.py --run           # re-run every measurement first (about 25 min on 2 busy CPU cores), then render
-    python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, spans, speed), then render
+    python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, accurate, spans, speed), then render
     python benchmarks/report.py --check         # fail when docs/report.md differs from what the result files give
 
 Each measurement is one or two commands (listed in MEASUREMENTS and printed on the page beside its
@@ -68,6 +68,11 @@ def measurements() -> list[Measurement]:
             "Span detection on human span annotations: every evaluation row of EntFA (test), BUMP and DiaSumFact, the detector beside two baselines that read no meaning.",
             (("veridic", "detect", "bench-spans", "-o", str(RUNS / "spans")),),
             keep=("spans.json",),
+        ),
+        Measurement(
+            "accurate",
+            "The accurate tier (`veridic-nli-mpnet-l6`) as its pre-registration scores it, beside the fast default and trivial baselines.",
+            (("python", "benchmarks/accurate_tier.py", "--model", "veridic-nli-mpnet-l6", "--out", str(RUNS / "accurate")),),
         ),
         Measurement(
             "speed",
@@ -141,14 +146,10 @@ def _commands(meta: dict, report: dict | None = None) -> list[str]:
     return lines
 
 
-def _dev(lines: list[str]) -> None:
-    meta, rep = _load("dev", "meta.json"), _load("dev", "report.json")
+def _auc_table(rep: dict) -> list[str]:
+    """Per-dataset ROC AUC × 100 with CIs for every scorer of a bench report, the mean, and its --compare column."""
     names = list(rep["mean"])
-    lines += ["## Faithfulness ranking on the dev pool", "",
-              "ROC AUC × 100 (faithful rows positive), 95 % stratified bootstrap CI in brackets, per dataset and macro-mean. "
-              "`overlap-bigram` (the share of the claim's word bigrams found in the source, no model) is the trivial baseline "
-              "every model score must beat. None of these rows was used to train the embedded model; the hybrid's two weights "
-              "were fitted on samples of the same pool (validated leave-one-dataset-out, see the model card).", ""]
+    lines: list[str] = []
     comps = {c["dataset"]: c for c in rep.get("comparisons", [])}
     pair = next(iter(comps.values()), None)
     head = [f"`{n}`" for n in names] + ([f"`{pair['a']}` − `{pair['b']}` (p)"] if pair else [])
@@ -170,6 +171,18 @@ def _dev(lines: list[str]) -> None:
     if pair:
         lines += [f"Last column: the paired difference of AUC × 100 with the p-value of an approximate-randomization test "
                   f"({pair['trials']:,} trials); * marks p ≤ 0.05.", ""]
+    return lines
+
+
+def _dev(lines: list[str]) -> None:
+    meta, rep = _load("dev", "meta.json"), _load("dev", "report.json")
+    names = list(rep["mean"])
+    lines += ["## Faithfulness ranking on the dev pool", "",
+              "ROC AUC × 100 (faithful rows positive), 95 % stratified bootstrap CI in brackets, per dataset and macro-mean. "
+              "`overlap-bigram` (the share of the claim's word bigrams found in the source, no model) is the trivial baseline "
+              "every model score must beat. None of these rows was used to train the embedded model; the hybrid's two weights "
+              "were fitted on samples of the same pool (validated leave-one-dataset-out, see the model card).", ""]
+    lines += _auc_table(rep)
     bal = [f"{_pct(sum(rep['results'][d][n]['balanced_accuracy'] for d in rep['results']) / len(rep['results']))}" for n in names]
     lines += ["Mean balanced accuracy × 100 at a threshold fitted on the other half of each dataset (2-fold cross-fitting): "
               + ", ".join(f"`{n}` {b}" for n, b in zip(names, bal)) + ".", ""]
@@ -227,6 +240,47 @@ def _spans(lines: list[str]) -> None:
     lines += _commands(meta) + [""]
 
 
+def _accurate(lines: list[str]) -> None:
+    meta, res = _load("accurate", "meta.json"), _load("accurate", "result.json")
+    lines += ["## The accurate tier", "",
+              f"`{res['model']}`: the first 6 layers of MPNet-base (67 M parameters) trained as a 3-way NLI model on 2 CPU cores "
+              "in resumable stages, as registered in [preregistration/nli-base.md](preregistration/nli-base.md) (model card: "
+              "`veridic/models/veridic-nli-mpnet-l6/README.md`). Select it with `--model veridic-nli-mpnet-l6`. Each figure "
+              f"stands beside the fast default (`{res['baseline']}`, MiniLM-L6) and a baseline that reads no meaning.", ""]
+    h = res.get("heldout")
+    if h:
+        lines += [f"**Held-back NLI** ({h['n']:,} tier-A pairs that no veridic model trained on; 3-way accuracy on the "
+                  f"{h['n_3way']:,} 3-way pairs, 2-way on all):", "",
+                  "| model | 3-way accuracy | 2-way accuracy | F1 entailment / neutral / contradiction |", "|---|---:|---:|---|"]
+        for role in ("accurate", "default"):
+            m = h[role]
+            f1 = " / ".join(f"{100 * m['per_class'][c]['f1']:.1f}" for c in ("entailment", "neutral", "contradiction"))
+            lines.append(f"| {role} | {100 * m['accuracy_3way']:.1f} | {100 * m['accuracy_2way']:.1f} | {f1} |")
+        lines += [f"| majority class | {100 * h['majority_3way']:.1f} | | |", ""]
+    d = res.get("dev")
+    if d:
+        lines += ["**Dev pool**, `e-c` ROC AUC × 100 with 95 % CIs (every row of the eight dev sets), the fast default's `e-c` "
+                  "(`e-c@default`) and word and bigram overlap beside it:", "", *_auc_table(d)]
+    c = res.get("contrast")
+    if c:
+        groups = sorted(next(iter(c["groups"].values())))
+        lines += ["**Contrast suite** (652 minimal pairs): ROC AUC × 100 and accuracy × 100 per group at each scorer's threshold:", "",
+                  "| | " + " | ".join(f"`{n}`" for n in c["groups"]) + " |", "|---|" + "---:|" * len(c["groups"]),
+                  "| ROC AUC | " + " | ".join(_pct(c["auc"][n]) for n in c["groups"]) + " |"]
+        for g in groups:
+            lines.append(f"| {g[6:]} | " + " | ".join(_pct(c["groups"][n][g]["accuracy"]) for n in c["groups"]) + " |")
+        lines.append("")
+    cost = res.get("cost")
+    if cost:
+        lines += ["**Cost on 2 cores**: `veridic score --method e-c` on the first FRANK rows (news articles), the whole process:", "",
+                  "| model | rows | wall s | CPU s | peak memory MB |", "|---|---:|---:|---:|---:|"]
+        for role in ("default", "accurate"):
+            m = cost[role]
+            lines.append(f"| {role} | {m['n']} | {m['wall_s']:.1f} | {m['cpu_s']:.1f} | {m['peak_rss_mb']:,} |")
+        lines.append("")
+    lines += _commands(meta) + [""]
+
+
 def render() -> str:
     lines = ["# Benchmark report", "",
              "<!-- Generated by `python benchmarks/report.py` from benchmarks/results/; do not edit by hand. -->", "",
@@ -238,7 +292,7 @@ def render() -> str:
              "Figures not regenerated here (the detector's synthetic suites, the AIS and probe tables, training costs, the service "
              "load tests) are in the [development log](history/benchmarks-log.md) with their commands, and "
              "`benchmarks/README.md` in the repository lists the script behind each.", ""]
-    for name, fn in (("dev", _dev), ("contrast", _contrast), ("spans", _spans), ("speed", _speed)):
+    for name, fn in (("dev", _dev), ("contrast", _contrast), ("accurate", _accurate), ("spans", _spans), ("speed", _speed)):
         if (RESULTS / name / "meta.json").is_file():
             fn(lines)
         else:
