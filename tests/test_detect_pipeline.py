@@ -110,3 +110,16 @@ def test_spans_always_lie_inside_the_passage_and_edits_apply(rules, marks):
     r = run(rules, claim, marks)
     validate_spans(passage=claim, spans=r.spans)  # in range, text matches, no overlap
     assert all(s.edit_range is None or (0 <= s.edit_range[0] and s.edit_range[1] <= len(claim)) for s in r.spans)
+
+
+def test_bad_input_is_refused_or_abstained_on_before_the_tagger_runs(rules):
+    from veridic.errors import InputError
+
+    td = TaggedDetector(detector=rules, tagger=MarkTagger([("station", 0.99)]))
+    with pytest.raises(InputError, match="Evidence 0 is empty"):
+        td.detect(passage="The station is in Spain.", evidence="   ")
+    with pytest.raises(InputError, match="Passage 0 is empty"):
+        td.detect(passage="", evidence=SOURCE)
+    r = td.detect(passage="La estación está en España y fue construida por la agencia europea.",
+                  evidence="La estación de la agencia europea está en Argentina y fue construida en el año dos mil.")
+    assert not r.judged and r.spans == () and r.note  # a documented abstention, not a clean bill
