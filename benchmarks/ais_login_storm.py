@@ -244,7 +244,7 @@ def slow(wait_s: float = 30.0) -> dict:
 def queue(db: str, *, annotators: int = 20, items: int = 2000, k: int = 3) -> dict:
     from test_ais_store import _queue_race
 
-    from veridic.ais.store import Store
+    from veridic.ais._store import Store
 
     s = Store(db, init=True)
     t0 = time.time()

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veridic.ablation.builder import _pattern, apply_edit, build_ablation_set, find_facts
-from veridic.ablation.data import west_synthetic_path
+from veridic.ablation._builder import _pattern, apply_edit, build_ablation_set, find_facts
+from veridic.ablation._data import west_synthetic_path
 from veridic.errors import ConfigError, DataFormatError
 
 ROW = {

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from veridic.ablation.data import WEST_BROKEN_IDS, AblationExample, load_ablation_set, load_west_synthetic, west_synthetic_path
-from veridic.ablation.templates import TEMPLATES, PromptTemplate, fit_to_window, get_template
+from veridic.ablation._data import WEST_BROKEN_IDS, AblationExample, load_ablation_set, load_west_synthetic, west_synthetic_path
+from veridic.ablation._templates import TEMPLATES, PromptTemplate, fit_to_window, get_template
 from veridic.errors import ConfigError, DataFormatError, InputError
 from veridic.lm.dummy import DummyLM
 

@@ -12,7 +12,7 @@ tokenizers = pytest.importorskip("tokenizers")
 
 from conftest import DATA  # noqa: E402
 
-from veridic.ablation.finetune import GroundedExample, LTTrainConfig, load_grounded, train_grounded  # noqa: E402
+from veridic.ablation._finetune import GroundedExample, LTTrainConfig, load_grounded, train_grounded  # noqa: E402
 from veridic.errors import ConfigError, DataFormatError, InputError  # noqa: E402
 
 NAMES = ["Ann", "Bo", "Cy", "Di", "Ed", "Flo"]
@@ -51,8 +51,8 @@ def _cfg(tiny_lm, **kw):
 
 
 def test_basic_learns_and_reloads_for_the_probe(tiny_lm, tmp_path):
-    from veridic.ablation.data import AblationExample
-    from veridic.ablation.probe import FactualAblationProbe
+    from veridic.ablation._data import AblationExample
+    from veridic.ablation._probe import FactualAblationProbe
     from veridic.lm.hf import HFCausalLM
 
     res = train_grounded(examples=_examples(), out_dir=tmp_path / "basic", config=_cfg(tiny_lm, variant="basic", max_steps=24))
@@ -117,7 +117,7 @@ def test_pomo_grounded_examples():
 @pytest.mark.slow
 @pytest.mark.skipif(not (DATA / "pomo" / "test.pm.zip").exists(), reason="PoMo not found under ../shared/data/pomo")
 def test_pomo_ablation_set_removes_exactly_the_used_claims():
-    from veridic.ablation.finetune import pomo_ablation_set
+    from veridic.ablation._finetune import pomo_ablation_set
 
     exs = pomo_ablation_set(split="test", limit=40, seed=1)
     assert len(exs) == 40 and [e.id for e in exs] == [e.id for e in pomo_ablation_set(split="test", limit=40, seed=1)]

@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from veridic.ablation.loss_truncation import GroundedLossTruncator, LossTruncator, RunningLossHistogram, sequence_losses, truncated_mean
+from veridic.ablation._loss_truncation import GroundedLossTruncator, LossTruncator, RunningLossHistogram, sequence_losses, truncated_mean
 from veridic.errors import ConfigError, InputError
 
 

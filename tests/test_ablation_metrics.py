@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veridic.ablation.metrics import LOG_100, LOG_1000, bootstrap_ci, margin_accuracy, parse_margins, summarize
+from veridic.ablation._metrics import LOG_100, LOG_1000, bootstrap_ci, margin_accuracy, parse_margins, summarize
 from veridic.errors import ConfigError, InputError
 
 finite = st.floats(min_value=-50, max_value=50, allow_nan=False)

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 
 from veridic import ScorerConfig, build_scorer
-from veridic.ablation.data import AblationExample
-from veridic.ablation.nli_baseline import nli_baseline
+from veridic.ablation._data import AblationExample
+from veridic.ablation._nli_baseline import nli_baseline
 
 
 class FakeScorer:

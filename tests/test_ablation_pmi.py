@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from veridic.ablation.data import AblationExample
-from veridic.ablation.metrics import LOG_100
-from veridic.ablation.pmi import PMILogitsProcessor, pmi_generate, pmi_logprobs, pmi_sequence_logprob
-from veridic.ablation.probe import FactualAblationProbe
+from veridic.ablation._data import AblationExample
+from veridic.ablation._metrics import LOG_100
+from veridic.ablation._pmi import PMILogitsProcessor, pmi_generate, pmi_logprobs, pmi_sequence_logprob
+from veridic.ablation._probe import FactualAblationProbe
 from veridic.errors import ConfigError
 from veridic.lm import CachingLM, DummyLM, GenerationRequest
 

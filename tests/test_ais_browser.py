@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("fastapi")
 from _ais_server import Server
 
-from veridic.ais.store import Store
+from veridic.ais._store import Store
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

@@ -12,7 +12,7 @@ pytest.importorskip("fastapi")
 import httpx
 from _ais_server import Server
 
-from veridic.ais.store import Store
+from veridic.ais._store import Store
 
 N_ANNOTATORS = 50
 

@@ -13,9 +13,9 @@ pytest.importorskip("sqlalchemy")
 from fastapi.testclient import TestClient  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from veridic.ais.store import Store  # noqa: E402
-from veridic.ais.throttle import LoginThrottle  # noqa: E402
-from veridic.ais.web import COOKIE, create_app  # noqa: E402
+from veridic.ais._store import Store  # noqa: E402
+from veridic.ais._throttle import LoginThrottle  # noqa: E402
+from veridic.ais._web import COOKIE, create_app  # noqa: E402
 from veridic.errors import DataFormatError  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -209,7 +209,7 @@ def test_reimport_is_a_clear_error(store, tmp_path):
 
 def test_csv_export_neutralises_formulas(store, tmp_path):
     alice = store.annotators()[0]["id"]
-    from veridic.ais.store import csv_safe
+    from veridic.ais._store import csv_safe
 
     assert csv_safe("-3+cmd") == "'-3+cmd" and csv_safe("\t=1") == "'\t=1" and csv_safe("plain") == "plain"
     for evil in ("=HYPERLINK(\"http://evil.example\",\"x\")", "+1+2", "@SUM(A1)"):

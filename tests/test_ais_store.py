@@ -14,9 +14,9 @@ pytest.importorskip("sqlalchemy")
 from conftest import DATA
 from typer.testing import CliRunner
 
-from veridic.ais.auto import AutoAIS
+from veridic.ais._auto import AutoAIS
+from veridic.ais._store import DeprecatedFieldWarning, StageError, Store
 from veridic.ais.cli import app
-from veridic.ais.store import DeprecatedFieldWarning, StageError, Store
 from veridic.errors import ConfigError, DataFormatError
 from veridic.nli.labels import LabelMap
 

@@ -10,8 +10,8 @@ pytest.importorskip("fastapi")
 pytest.importorskip("sqlalchemy")
 from fastapi.testclient import TestClient
 
-from veridic.ais.store import Store
-from veridic.ais.web import PUBLIC_ROUTES, create_app
+from veridic.ais._store import Store
+from veridic.ais._web import PUBLIC_ROUTES, create_app
 
 SOURCE = "SECRET-SOURCE-TEXT: the council approved the budget on Monday."
 

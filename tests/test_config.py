@@ -135,7 +135,7 @@ def test_detector_takes_a_hybrid_scorer(dummy):
 
 
 def test_autoais_takes_a_config_or_a_scorer(dummy):
-    from veridic.ais.auto import AutoAIS
+    from veridic.ais._auto import AutoAIS
 
     by_config = AutoAIS(backend=dummy, config="e-c-doc", threshold=0.5)
     by_scorer = AutoAIS(scorer=build_scorer(ScorerConfig(method="e-c", granularity="document", threshold=0.5), backend=dummy))

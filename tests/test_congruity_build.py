@@ -9,8 +9,8 @@ from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veridic.congruity.build import build_claim_items, build_description_items, build_references, overlaps
-from veridic.congruity.data import CongruityExample, Fact, facts_by_entity
+from veridic.congruity._build import build_claim_items, build_description_items, build_references, overlaps
+from veridic.congruity._data import CongruityExample, Fact, facts_by_entity
 from veridic.errors import InputError
 from veridic.ling.lexical import content_words, tokens
 
@@ -117,7 +117,7 @@ def test_build_rejects_empty_input():
 
 @pytest.mark.skipif(not (DATA / "pomo" / "test.pm.zip").exists(), reason="PoMo not found under ../shared/data/pomo")
 def test_real_pomo_claim_items_satisfy_constraints():
-    from veridic.congruity.data import load_pomo
+    from veridic.congruity._data import load_pomo
 
     exs = load_pomo(split="test", limit=800)
     items, stats = build_claim_items(examples=exs, seed=0, nonfactual="neighbour")

@@ -7,8 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from veridic.congruity.build import MCItem
-from veridic.congruity.ranking import rank_items, requests_for, score_with
+from veridic.congruity._build import MCItem
+from veridic.congruity._ranking import rank_items, requests_for, score_with
 from veridic.errors import ConfigError
 from veridic.lm import CachingLM, DummyLM
 

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from veridic.congruity.combine import combine_scores, standardise
-from veridic.congruity.ranking import ItemScores
+from veridic.congruity._combine import combine_scores, standardise
+from veridic.congruity._ranking import ItemScores
 from veridic.errors import ConfigError, InputError
 
 

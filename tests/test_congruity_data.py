@@ -8,7 +8,7 @@ import zipfile
 import pytest
 from conftest import DATA
 
-from veridic.congruity.data import MASK, CongruityExample, load_examples, load_generic, load_pomo, verbalize_claim
+from veridic.congruity._data import MASK, CongruityExample, load_examples, load_generic, load_pomo, verbalize_claim
 from veridic.errors import DataFormatError, InputError
 
 PM_ROWS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from veridic.congruity.familiarity import assign_familiarity, summary_familiar
+from veridic.congruity._familiarity import assign_familiarity, summary_familiar
 from veridic.errors import ConfigError, InputError
 
 

@@ -9,8 +9,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from veridic.congruity.build import MCItem  # noqa: E402
-from veridic.congruity.mc import MC_MARKER, MCScorer, MCTrainConfig, is_mc_model, item_pairs, train_multiple_choice  # noqa: E402
+from veridic.congruity._build import MCItem  # noqa: E402
+from veridic.congruity._mc import MC_MARKER, MCScorer, MCTrainConfig, is_mc_model, item_pairs, train_multiple_choice  # noqa: E402
 from veridic.errors import ConfigError, InputError, ModelLoadError  # noqa: E402
 
 JOBS = ["senator", "drummer", "chef", "poet", "pilot", "nurse", "judge", "mayor"]
@@ -42,7 +42,7 @@ def _items(n: int) -> list[MCItem]:
 
 
 def _accuracy(scores) -> float:
-    from veridic.congruity.metrics import top_rank_frequency
+    from veridic.congruity._metrics import top_rank_frequency
 
     return top_rank_frequency(scores=[s.scores for s in scores])["accurate"]  # ties share the credit
 
@@ -119,7 +119,7 @@ def test_bad_inputs(tmp_path):
 def test_around_mask_truncation_keeps_the_slot(tmp_path):
     from transformers import AutoTokenizer
 
-    from veridic.congruity.mc import encode_pair
+    from veridic.congruity._mc import encode_pair
 
     tok = AutoTokenizer.from_pretrained(_tiny_encoder(tmp_path))
     article = " ".join(["the chef voted today ."] * 6) + " person , [MASK] , said . " + " ".join(["the pilot voted today ."] * 6)

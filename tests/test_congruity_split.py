@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from veridic.congruity.build import MCItem
-from veridic.congruity.split import EVAL_GROUPS, article_key, entity_key, hold_out
+from veridic.congruity._build import MCItem
+from veridic.congruity._split import EVAL_GROUPS, article_key, entity_key, hold_out
 from veridic.errors import ConfigError, InputError
 
 

@@ -53,7 +53,7 @@ def _fingerprint(scorer, verdicts):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cfg=configs())
 def test_equal_configs_give_equal_scorers_through_every_entry_point(cfg):
-    from veridic.ais.auto import AutoAIS
+    from veridic.ais._auto import AutoAIS
     from veridic.integrations._core import Judge
     from veridic.service import load_service_scorer
 

@@ -21,9 +21,9 @@ import argparse
 import json
 from pathlib import Path
 
-from veridic.congruity.build import MCItem
-from veridic.congruity.metrics import per_item_top
-from veridic.congruity.split import EVAL_GROUPS, article_key, entity_key, hold_out
+from veridic.congruity._build import MCItem
+from veridic.congruity._metrics import per_item_top
+from veridic.congruity._split import EVAL_GROUPS, article_key, entity_key, hold_out
 
 
 def _items(paths: list[str]) -> list[MCItem]:

@@ -89,13 +89,13 @@ def run(
     progress: Progress = True,
 ) -> None:
     """Accuracy and margin-accuracy of log P(y|c,g) > log P(y|c,g′) (+ margin), optionally under PMI scoring."""
-    from veridic.ablation.data import load_ablation_set, load_west_synthetic
-    from veridic.ablation.metrics import parse_margins
-    from veridic.ablation.probe import FactualAblationProbe
+    from veridic.ablation._data import load_ablation_set, load_west_synthetic
+    from veridic.ablation._metrics import parse_margins
+    from veridic.ablation._probe import FactualAblationProbe
 
     try:
         if data is not None and str(data).startswith("pomo:"):
-            from veridic.ablation.finetune import pomo_ablation_set
+            from veridic.ablation._finetune import pomo_ablation_set
 
             # PoMo claims with / without the ones the sentence uses; --limit takes a seeded sample.
             examples = pomo_ablation_set(split=str(data).split(":", 1)[1], limit=limit, seed=seed)
@@ -159,7 +159,7 @@ def _nli_backend(nli_model: str | None) -> Any:
 
 
 def _nli(examples, *, backend: Any, n_resamples: int, seed: int, progress: bool):
-    from veridic.ablation.nli_baseline import nli_baseline
+    from veridic.ablation._nli_baseline import nli_baseline
     from veridic.config import ScorerConfig
     from veridic.factory import build_scorer
 
@@ -180,7 +180,7 @@ def build(
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
     """Build a synthetic ablation set by editing a fact found in both grounding and target (§3.2.1)."""
-    from veridic.ablation.builder import build_ablation_set
+    from veridic.ablation._builder import build_ablation_set
     from veridic.io.records import read_records, write_records
 
     try:
@@ -216,7 +216,7 @@ def train(
     progress: Progress = False,
 ) -> None:
     """Fine-tune the LM on grounded data with or without loss truncation (paper 001, §3.3.1)."""
-    from veridic.ablation.finetune import LTTrainConfig, load_grounded, shuffled, train_grounded
+    from veridic.ablation._finetune import LTTrainConfig, load_grounded, shuffled, train_grounded
 
     try:
         cfg = LTTrainConfig(variant=variant, model=model, template=template, max_length=max_length, batch_size=batch_size, learning_rate=lr,
@@ -258,9 +258,9 @@ def generate(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Continue an example's context with PMI decoding (one line per α)."""
-    from veridic.ablation.data import load_ablation_set, load_west_synthetic
-    from veridic.ablation.pmi import pmi_generate
-    from veridic.ablation.templates import fit_to_window, get_template
+    from veridic.ablation._data import load_ablation_set, load_west_synthetic
+    from veridic.ablation._pmi import pmi_generate
+    from veridic.ablation._templates import fit_to_window, get_template
 
     try:
         examples = load_west_synthetic() if data is None else load_ablation_set(data)

@@ -1,11 +1,11 @@
 """AIS human evaluation (paper 003): two-stage annotation app, agreement statistics and AutoAIS.
 
-* :mod:`~veridic.ais.stats`: consensus, Int / AIS / Flag per system, F1 vs consensus,
+* :mod:`~veridic.ais._stats`: consensus, Int / AIS / Flag per system, F1 vs consensus,
   pairwise agreement, Krippendorff's alpha, Fleiss' kappa, permutation tests, expert agreement;
-* :mod:`~veridic.ais.released`: importer of the released ratings (``ann_*.csv``);
-* :mod:`~veridic.ais.report`: the report dict and its text rendering; :mod:`~veridic.ais.paper`: the paper's numbers;
-* :mod:`~veridic.ais.store`: SQLAlchemy storage (SQLite by default, PostgreSQL by URL), alembic migrations, import/export;
-* :mod:`~veridic.ais.web`: the FastAPI annotation app; :mod:`~veridic.ais.auto`: AutoAIS (NLI as a stage-2 rater);
+* :mod:`~veridic.ais._released`: importer of the released ratings (``ann_*.csv``);
+* :mod:`~veridic.ais._report`: the report dict and its text rendering; :mod:`~veridic.ais._paper`: the paper's numbers;
+* :mod:`~veridic.ais._store`: SQLAlchemy storage (SQLite by default, PostgreSQL by URL), alembic migrations, import/export;
+* :mod:`~veridic.ais._web`: the FastAPI annotation app; :mod:`~veridic.ais._auto`: AutoAIS (NLI as a stage-2 rater);
 * :mod:`~veridic.ais.cli`: ``veridic ais init | import | serve | export | report``.
 
 The statistics import only numpy (and ``krippendorff`` for alpha); storage and
@@ -16,10 +16,10 @@ the web app need the ``ais`` extra.
 True
 """
 
-from veridic.ais.paper import PAPER_AGREEMENT, PAPER_SYSTEMS
-from veridic.ais.released import ReleasedRow, read_released, released_dataset_name
-from veridic.ais.report import build_report, format_report
-from veridic.ais.stats import (
+from veridic.ais._paper import PAPER_AGREEMENT, PAPER_SYSTEMS
+from veridic.ais._released import ReleasedRow, read_released, released_dataset_name
+from veridic.ais._report import build_report, format_report
+from veridic.ais._stats import (
     STAGES,
     Agreement,
     Consensus,

@@ -53,8 +53,8 @@ def report_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Int / AIS / Flag per system, agreement (F1, PA, alpha, kappa), significance; vs the paper for released ratings."""
-    from veridic.ais.released import read_released, released_dataset_name
-    from veridic.ais.report import build_report, format_report
+    from veridic.ais._released import read_released, released_dataset_name
+    from veridic.ais._report import build_report, format_report
 
     try:
         if (ratings is None) == (project is None):
@@ -64,7 +64,7 @@ def report_cmd(
             rep = build_report([r.votes for r in rows], dataset=released_dataset_name(ratings), pair_key={r.votes.item: r.example for r in rows},
                                sampled=sampled, n_resamples=n_resamples, seed=seed, source=str(ratings))
         else:
-            from veridic.ais.store import Store
+            from veridic.ais._store import Store
 
             store = Store(_db(db))
             rep = store.report(project=project, sampled=sampled, n_resamples=n_resamples, seed=seed)
@@ -76,7 +76,7 @@ def report_cmd(
 @app.command("init")
 def init_cmd(db: DbOpt = None) -> None:
     """Create or upgrade the database (alembic upgrade head)."""
-    from veridic.ais.store import upgrade
+    from veridic.ais._store import upgrade
 
     try:
         rev = upgrade(_db(db))
@@ -100,7 +100,7 @@ def import_cmd(
     """
     import warnings
 
-    from veridic.ais.store import DeprecatedFieldWarning, Store
+    from veridic.ais._store import DeprecatedFieldWarning, Store
 
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -125,7 +125,7 @@ def export_cmd(
     db: DbOpt = None,
 ) -> None:
     """Export judgments or per-item consensus to CSV/JSONL."""
-    from veridic.ais.store import Store
+    from veridic.ais._store import Store
 
     try:
         n = Store(_db(db)).export(project=project, path=out, what=what)
@@ -142,7 +142,7 @@ def annotator_add(
     password_stdin: Annotated[bool, typer.Option("--password-stdin", help="Read the password from stdin instead of prompting.")] = False,
 ) -> None:
     """Create an annotator (the password is stored hashed)."""
-    from veridic.ais.store import Store
+    from veridic.ais._store import Store
 
     password = sys.stdin.readline().rstrip("\n") if password_stdin else typer.prompt("password", hide_input=True, confirmation_prompt=True)
     try:
@@ -159,7 +159,7 @@ def annotator_passwd(
     password_stdin: Annotated[bool, typer.Option("--password-stdin", help="Read the new password from stdin instead of prompting.")] = False,
 ) -> None:
     """Set an annotator's password; every session they have open ends."""
-    from veridic.ais.store import Store
+    from veridic.ais._store import Store
 
     password = sys.stdin.readline().rstrip("\n") if password_stdin else typer.prompt("new password", hide_input=True, confirmation_prompt=True)
     try:
@@ -172,7 +172,7 @@ def annotator_passwd(
 @annotator_app.command("logout")
 def annotator_logout(name: str, db: DbOpt = None) -> None:
     """End every session of an annotator (a lost laptop, a shared computer)."""
-    from veridic.ais.store import Store
+    from veridic.ais._store import Store
 
     try:
         store = Store(_db(db))
@@ -210,7 +210,7 @@ def serve_cmd(
         import uvicorn  # noqa: F401 - checked here so a missing extra gets the install hint
     except ImportError:
         _fail(VeridicError("veridic ais serve needs uvicorn: pip install 'veridic[ais]'"))
-    from veridic.ais.web import bound_malloc, create_app
+    from veridic.ais._web import bound_malloc, create_app
     from veridic.serving import serve_app
 
     try:
@@ -240,8 +240,8 @@ def auto_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """AutoAIS: veridic's NLI scorer as a stage-2 rater; agreement with the human consensus."""
-    from veridic.ais.auto import AutoAIS
-    from veridic.ais.store import Store
+    from veridic.ais._auto import AutoAIS
+    from veridic.ais._store import Store
     from veridic.nli import load_backend
 
     try:

@@ -5,18 +5,18 @@ the entity) or *incongruous* (true, but out of place). This package builds
 the paper's probes on real data and measures both, split by how familiar
 the entity is:
 
-* :mod:`~veridic.congruity.data`: examples (masked context, entity, gold
+* :mod:`~veridic.congruity._data`: examples (masked context, entity, gold
   description, facts) from PoMo ``.pm``/``.wiki`` files or a generic JSONL;
-* :mod:`~veridic.congruity.build`: references (§2.1) and claim /
+* :mod:`~veridic.congruity._build`: references (§2.1) and claim /
   description identification items (§2.2, §2.3) with the overlap constraints;
-* :mod:`~veridic.congruity.metrics`: BLEU-1 / ROUGE-L / MiniLM BERTScore
+* :mod:`~veridic.congruity._metrics`: BLEU-1 / ROUGE-L / MiniLM BERTScore
   precision, T and M (appendix C), familiar-vs-unfamiliar tests;
-* :mod:`~veridic.congruity.ranking`: multiple-choice ranking by a causal
+* :mod:`~veridic.congruity._ranking`: multiple-choice ranking by a causal
   LM's log-likelihood (any :class:`veridic.lm.api.LanguageModel`) or any scorer;
-* :mod:`~veridic.congruity.generation`: precision of generated descriptions;
-* :mod:`~veridic.congruity.familiarity`: the summary heuristic (§3) and PoMo proxies;
-* :mod:`~veridic.congruity.human`: pairwise preference export, Fleiss' κ, Cohen's d (§6);
-* :mod:`~veridic.congruity.report`: JSON / Markdown / bar charts;
+* :mod:`~veridic.congruity._generation`: precision of generated descriptions;
+* :mod:`~veridic.congruity._familiarity`: the summary heuristic (§3) and PoMo proxies;
+* :mod:`~veridic.congruity._human`: pairwise preference export, Fleiss' κ, Cohen's d (§6);
+* :mod:`~veridic.congruity._report`: JSON / Markdown / bar charts;
 * :mod:`~veridic.congruity.cli`: ``veridic congruity build | score | report``.
 
 >>> from veridic.congruity import top_rank_frequency
@@ -24,7 +24,7 @@ the entity is:
 {'accurate': 0.5, 'nonfactual': 0.5}
 """
 
-from veridic.congruity.build import (
+from veridic.congruity._build import (
     CLASSES,
     REFERENCE_CLASSES,
     BuildStats,
@@ -35,11 +35,11 @@ from veridic.congruity.build import (
     build_references,
     overlaps,
 )
-from veridic.congruity.data import MASK, CongruityExample, Fact, load_examples, load_generic, load_pomo, verbalize_claim
-from veridic.congruity.familiarity import FAMILIARITY_METHODS, assign_familiarity, summary_familiar
-from veridic.congruity.generation import GENERATION_METRICS, score_generations
-from veridic.congruity.human import RatingAnalysis, analyze_ratings, export_pairwise, fleiss_kappa
-from veridic.congruity.metrics import (
+from veridic.congruity._data import MASK, CongruityExample, Fact, load_examples, load_generic, load_pomo, verbalize_claim
+from veridic.congruity._familiarity import FAMILIARITY_METHODS, assign_familiarity, summary_familiar
+from veridic.congruity._generation import GENERATION_METRICS, score_generations
+from veridic.congruity._human import RatingAnalysis, analyze_ratings, export_pairwise, fleiss_kappa
+from veridic.congruity._metrics import (
     GroupComparison,
     MiniLMBertScore,
     bleu1_precision,
@@ -50,8 +50,8 @@ from veridic.congruity.metrics import (
     rouge_l_precision,
     top_rank_frequency,
 )
-from veridic.congruity.ranking import ItemScores, rank_items, requests_for, score_with
-from veridic.congruity.report import CongruityReport, build_report, render_markdown, write_report
+from veridic.congruity._ranking import ItemScores, rank_items, requests_for, score_with
+from veridic.congruity._report import CongruityReport, build_report, render_markdown, write_report
 
 __all__ = [
     "CLASSES",

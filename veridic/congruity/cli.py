@@ -78,8 +78,8 @@ def build(
     nonfactual: Annotated[str, typer.Option("--nonfactual", help="same-article (the paper: another person of the article; items without one are dropped) or neighbour (proxy: the entity of the most similar context).")] = "same-article",
 ) -> None:
     """Build multiple-choice items (or reference texts) with the paper's overlap constraints."""
-    from veridic.congruity.build import build_claim_items, build_description_items, build_references
-    from veridic.congruity.data import load_examples
+    from veridic.congruity._build import build_claim_items, build_description_items, build_references
+    from veridic.congruity._data import load_examples
 
     try:
         if task not in _TASKS:
@@ -138,7 +138,7 @@ def score(
     progress: Progress = True,
 ) -> None:
     """Rank every item's options by LM log-likelihood (or score generations by precision)."""
-    from veridic.congruity.build import MCItem
+    from veridic.congruity._build import MCItem
 
     t0 = time.perf_counter()
     try:
@@ -146,7 +146,7 @@ def score(
         if not rows:
             raise InputError(f"{items} holds no items.")
         if generations is not None:
-            from veridic.congruity.generation import score_generations
+            from veridic.congruity._generation import score_generations
 
             gens = {str(g["id"]): str(g.get("generation", "")) for g in _read_jsonl(generations)}
             per_metric, describe = score_generations(references=rows, generations=gens, metrics=tuple(m.strip() for m in metrics.split(",") if m.strip()))
@@ -154,12 +154,12 @@ def score(
             meta = {"model": describe, "config": {"metrics": list(per_metric)}}
         else:
             its = [MCItem.from_dict(r) for r in rows]
-            from veridic.congruity.ranking import NORMALIZATIONS, rank_items
+            from veridic.congruity._ranking import NORMALIZATIONS, rank_items
             from veridic.lm import CachingLM
 
             if normalization not in NORMALIZATIONS:
                 raise ConfigError(f"--normalization must be one of {NORMALIZATIONS}; got {normalization!r}.")
-            from veridic.congruity.mc import is_mc_model
+            from veridic.congruity._mc import is_mc_model
 
             def tick(done: int, total: int) -> None:
                 if progress:
@@ -169,7 +169,7 @@ def score(
             if is_mc_model(model):
                 # A fine-tuned multiple-choice encoder (`veridic congruity train`): it reads the masked
                 # article (previous, current and next sentence) and scores each option with its head.
-                from veridic.congruity.mc import MCScorer
+                from veridic.congruity._mc import MCScorer
 
                 if threads:
                     import torch
@@ -231,8 +231,8 @@ def train(
     progress: Progress = False,
 ) -> None:
     """Fine-tune a multiple-choice encoder on claim / description items (paper 000, appendix D)."""
-    from veridic.congruity.build import MCItem
-    from veridic.congruity.mc import MCTrainConfig, train_multiple_choice
+    from veridic.congruity._build import MCItem
+    from veridic.congruity._mc import MCTrainConfig, train_multiple_choice
 
     try:
         cfg = MCTrainConfig(model=model, max_length=max_length, batch_size=batch_size, learning_rate=lr, epochs=epochs, max_steps=max_steps,
@@ -247,7 +247,7 @@ def train(
             raise ConfigError("--eval-sample needs --eval-items to sample from.")
         split = None
         if candidates:
-            from veridic.congruity.split import hold_out
+            from veridic.congruity._split import hold_out
 
             # No example, article or (by default) person may be both trained on and used for the curve.
             split = hold_out(train=its, candidates=candidates, n=eval_sample, seed=seed, group=eval_group)
@@ -274,8 +274,8 @@ def combine(
     weights: Annotated[str | None, typer.Option("--weights", help="Comma-separated weight per --scores run (default: equal). Choose them on validation items, never on the test.")] = None,
 ) -> None:
     """Sum several scorers' option scores, each standardised within the item, with fixed weights."""
-    from veridic.congruity.combine import combine_scores
-    from veridic.congruity.ranking import ItemScores
+    from veridic.congruity._combine import combine_scores
+    from veridic.congruity._ranking import ItemScores
 
     try:
         if weights is None:
@@ -313,9 +313,9 @@ def report(
     as_json: Annotated[bool, typer.Option("--json", help="Print report.json instead of the Markdown.")] = False,
 ) -> None:
     """T and M per class, split by familiarity with permutation / Mann-Whitney tests and effect sizes."""
-    from veridic.congruity.familiarity import assign_familiarity
-    from veridic.congruity.ranking import ItemScores
-    from veridic.congruity.report import build_report, write_report
+    from veridic.congruity._familiarity import assign_familiarity
+    from veridic.congruity._ranking import ItemScores
+    from veridic.congruity._report import build_report, write_report
 
     try:
         rows = [ItemScores.from_dict(r) for r in _read_jsonl(scores)]

@@ -1,9 +1,9 @@
-"""Alembic environment of the AIS store; the URL or an open connection comes from veridic.ais.store.upgrade."""
+"""Alembic environment of the AIS store; the URL or an open connection comes from veridic.ais._store.upgrade."""
 
 from alembic import context
 from sqlalchemy import create_engine
 
-from veridic.ais.models import Base
+from veridic.ais._models import Base
 
 target_metadata = Base.metadata
 try:

@@ -1,10 +1,10 @@
 """T / M per class, split by familiarity with significance, as JSON, Markdown and bar charts.
 
-:func:`build_report` turns per-item scores (:class:`~veridic.congruity.ranking.ItemScores`,
+:func:`build_report` turns per-item scores (:class:`~veridic.congruity._ranking.ItemScores`,
 from an LM, any scorer, or generation precision) into a
 :class:`CongruityReport`: overall T and M per class (appendix C), the same
 for familiar and unfamiliar items, and for every (metric, class) a
-:class:`~veridic.congruity.metrics.GroupComparison` (permutation and
+:class:`~veridic.congruity._metrics.GroupComparison` (permutation and
 Mann–Whitney p, Cohen's d, rank-biserial). Items with unknown familiarity
 count in the overall numbers only. For generation scores (precision
 against each reference) the mean precision per class is compared too
@@ -28,7 +28,7 @@ mean and their direction), ``overall[metric][class]``,
 ``build`` (item-construction stats), ``seconds``, ``command``, ``figures``,
 ``generated_at``. Proportions are in [0, 1]; the Markdown shows them ×100.
 
->>> from veridic.congruity.ranking import ItemScores
+>>> from veridic.congruity._ranking import ItemScores
 >>> rows = [ItemScores(id=str(i), task="claim", scores={"accurate": float(i % 3), "nonfactual": 1.0}) for i in range(8)]
 >>> rep = build_report(scores=rows, familiar=[i < 4 for i in range(8)], n_permutations=200)
 >>> rep.overall["T"]["accurate"], rep.groups["familiar"]["n"]
@@ -47,8 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from veridic.congruity.metrics import GroupComparison, compare_groups, per_item_rr, per_item_top
-from veridic.congruity.ranking import ItemScores
+from veridic.congruity._metrics import GroupComparison, compare_groups, per_item_rr, per_item_top
+from veridic.congruity._ranking import ItemScores
 from veridic.errors import InputError, MissingDependencyError
 
 __all__ = ["CongruityReport", "bootstrap_ci", "build_report", "plot_report", "render_markdown", "write_report"]

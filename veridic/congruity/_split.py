@@ -17,7 +17,7 @@ ids and articles only. Items carry their keys in ``meta`` (``entity_id``,
 ``entity_id`` is keyed by its entity's name, one without ``article_id`` by
 its id alone.
 
->>> from veridic.congruity.build import MCItem
+>>> from veridic.congruity._build import MCItem
 >>> def it(i, ent, art):
 ...     return MCItem(id=i, task="claim", entity=ent, left="x ,", right=" .", previous="", options={"accurate": "a", "both": "b"},
 ...                   meta={"entity_id": ent, "article_id": art})
@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from veridic.congruity.build import MCItem
+from veridic.congruity._build import MCItem
 from veridic.errors import ConfigError, InputError
 
 __all__ = ["EVAL_GROUPS", "HeldOutSplit", "article_key", "entity_key", "hold_out"]

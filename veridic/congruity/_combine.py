@@ -14,7 +14,7 @@ Weight 0 drops a scorer, so picking one scorer per task is the same
 operation (``weights=(1, 0)``); ``congruity combine`` takes one weight
 vector per run.
 
->>> from veridic.congruity.ranking import ItemScores
+>>> from veridic.congruity._ranking import ItemScores
 >>> mc = [ItemScores(id="1", task="description", scores={"accurate": 2.0, "both": 0.0, "nonfactual": 1.0})]
 >>> lm = [ItemScores(id="1", task="description", scores={"accurate": -1.1, "both": -1.0, "nonfactual": -1.6})]
 >>> out = combine_scores(runs=[mc, lm], weights=[1.0, 1.0])
@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from veridic.congruity.ranking import ItemScores
+from veridic.congruity._ranking import ItemScores
 from veridic.errors import ConfigError, InputError
 
 __all__ = ["combine_scores", "standardise"]

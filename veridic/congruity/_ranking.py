@@ -17,7 +17,7 @@ The ranker receives a backend (:class:`veridic.lm.api.LanguageModel`); wrap
 it in :class:`veridic.lm.CachingLM` with a path to make re-runs free.
 
 >>> from veridic.lm.dummy import DummyLM
->>> from veridic.congruity.build import MCItem
+>>> from veridic.congruity._build import MCItem
 >>> item = MCItem(id="1", task="claim", entity="Ann Lee", left="Ann Lee ,", right=" , said .", previous="",
 ...               options={"accurate": "senator", "incongruous": "born in Ohio", "nonfactual": "drummer", "both": "chef"})
 >>> [r.id for r in rank_items(items=[item], backend=DummyLM())]
@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from veridic.congruity.build import MCItem
+from veridic.congruity._build import MCItem
 from veridic.errors import ConfigError, InputError
 from veridic.lm.api import LanguageModel, LoglikelihoodRequest
 from veridic.types import _Record

@@ -18,7 +18,7 @@ header are not browsers and need the session cookie anyway.
 ``trusted_origins`` adds origins (a reverse proxy's public name, or the
 host name annotators type).
 
-Logins are throttled (:class:`~veridic.ais.throttle.LoginThrottle`):
+Logins are throttled (:class:`~veridic.ais._throttle.LoginThrottle`):
 exponential backoff per account after 5 failures (capped at 60 s, so
 nobody can lock a user out) and per address after 20, decided atomically
 before any password hashing (answered 429 with Retry-After); addresses from
@@ -36,7 +36,7 @@ ever read their own judgments; ``/admin`` and ``/api/report`` are admin-only.
 The stage-1 page never contains the source; ``/items/{id}/stage2`` answers
 409 until this annotator's stage-1 "yes" is stored.
 
->>> from veridic.ais.store import Store
+>>> from veridic.ais._store import Store
 >>> app = create_app(store=Store("sqlite://", init=True), secret="x" * 32)
 >>> sorted(r.path for r in app.routes if getattr(r, "path", "").startswith("/api"))
 ['/api/judgments', '/api/judgments', '/api/next', '/api/report']
@@ -55,8 +55,8 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from veridic.ais.store import FLAG_REASONS, StageError, Store
-from veridic.ais.throttle import LoginThrottle, Ticket
+from veridic.ais._store import FLAG_REASONS, StageError, Store
+from veridic.ais._throttle import LoginThrottle, Ticket
 from veridic.errors import ConfigError, InputError, MissingDependencyError
 
 try:

@@ -7,14 +7,14 @@ scoring, under no grounding), then reports accuracy and margin-accuracy
 with bootstrap CIs for the plain model and for every PMI variant asked for.
 
 PMI variants *score* the target with the renormalised PMI distribution of
-:mod:`veridic.ablation.pmi` (the paper decodes with it; scoring y under the
+:mod:`veridic.ablation._pmi` (the paper decodes with it; scoring y under the
 decoding distribution is how Table 2 compares them). They need full
 next-token distributions, so those requests go through
 ``backend.next_token_logprobs`` in chunks; without PMI only
 ``backend.loglikelihood`` is used (and can be cached).
 
 >>> from veridic.lm.dummy import DummyLM
->>> from veridic.ablation.data import AblationExample
+>>> from veridic.ablation._data import AblationExample
 >>> ex = [AblationExample(grounding="4 miners were stuck.", ablated_grounding="2 miners were stuck.",
 ...                       context="The mine.", target="4 miners.", id="a")]
 >>> report = FactualAblationProbe(examples=ex, margins=(0.0,), pmi_alphas=(0.5,), n_resamples=10)(DummyLM())
@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from veridic.ablation.data import AblationExample
-from veridic.ablation.metrics import DEFAULT_MARGINS, MarginAccuracy, summarize
-from veridic.ablation.pmi import PMI_MODES, pmi_sequence_logprob
-from veridic.ablation.templates import TEMPLATES, PromptTemplate, fit_to_window
+from veridic.ablation._data import AblationExample
+from veridic.ablation._metrics import DEFAULT_MARGINS, MarginAccuracy, summarize
+from veridic.ablation._pmi import PMI_MODES, pmi_sequence_logprob
+from veridic.ablation._templates import TEMPLATES, PromptTemplate, fit_to_window
 from veridic.errors import ConfigError, InputError
 from veridic.lm.api import LanguageModel, LoglikelihoodRequest
 
@@ -135,7 +135,7 @@ class FactualAblationProbe:
         if not self.examples:
             raise InputError("FactualAblationProbe needs at least one example.")
         if not all(isinstance(e, AblationExample) for e in self.examples):
-            raise InputError("examples must be AblationExample objects (see veridic.ablation.data).")
+            raise InputError("examples must be AblationExample objects (see veridic.ablation._data).")
         self.template = TEMPLATES[template] if isinstance(template, str) and template in TEMPLATES else template
         if not isinstance(self.template, PromptTemplate):
             raise ConfigError(f"Unknown template {template!r}; expected a PromptTemplate or one of {sorted(TEMPLATES)}.")

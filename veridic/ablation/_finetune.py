@@ -14,7 +14,7 @@ Three variants under one step budget, same seed, same data order:
   grounding left out (the paper used a separately tuned ungrounded model).
 
 Examples are :class:`GroundedExample` (grounding, context, target). The
-layout is a :mod:`~veridic.ablation.templates` template (default
+layout is a :mod:`~veridic.ablation._templates` template (default
 ``west-zs``, the one the factual-ablation probe scores with), so the tuned
 model is probed in the format it was trained on. Sequences are cut to
 ``max_length`` tokens by the probe's own rule (grounding trimmed from its
@@ -45,8 +45,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veridic.ablation.loss_truncation import GroundedLossTruncator, LossTruncator, sequence_losses, truncated_mean
-from veridic.ablation.templates import PromptTemplate, fit_to_window, get_template
+from veridic.ablation._loss_truncation import GroundedLossTruncator, LossTruncator, sequence_losses, truncated_mean
+from veridic.ablation._templates import PromptTemplate, fit_to_window, get_template
 from veridic.errors import ConfigError, DataFormatError, InputError
 from veridic.types import _Record
 
@@ -74,7 +74,7 @@ class GroundedExample:
 
 def pomo_grounded_examples(*, split: str = "valid", data_dir: str | Path | None = None, limit: int | None = None) -> list[GroundedExample]:
     """PoMo rows as (grounding = Wikidata claims + descriptions, context = previous sentence, target = the sentence)."""
-    from veridic.congruity.data import load_pomo
+    from veridic.congruity._data import load_pomo
 
     out = []
     for e in load_pomo(split=split, data_dir=data_dir):
@@ -98,8 +98,8 @@ def pomo_ablation_set(*, split: str = "test", data_dir: str | Path | None = None
     used claim, or with nothing left after removing them, are skipped. A
     seeded sample of ``limit`` rows keeps runs small.
     """
-    from veridic.ablation.data import AblationExample
-    from veridic.congruity.data import load_pomo
+    from veridic.ablation._data import AblationExample
+    from veridic.congruity._data import load_pomo
 
     out = []
     for e in load_pomo(split=split, data_dir=data_dir):

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from veridic.ablation.data import AblationExample
-from veridic.ablation.metrics import bootstrap_ci
+from veridic.ablation._data import AblationExample
+from veridic.ablation._metrics import bootstrap_ci
 from veridic.errors import InputError
 
 __all__ = ["NLIBaselineResult", "nli_baseline"]

@@ -22,7 +22,7 @@ The gold description's words are removed from both distractor references.
   used claim of another described entity of the article, or a claim of
   another person of the split's Wikidata dump whose name occurs in the
   article text (``example.meta["mentioned_entities"]``, filled by
-  :func:`~veridic.congruity.data.load_pomo`). PoMo rarely has one, and
+  :func:`~veridic.congruity._data.load_pomo`). PoMo rarely has one, and
   items without one are **dropped** and counted (``no nonfactual``).
   ``nonfactual="neighbour"`` is the earlier proxy, kept for comparison and
   for training data: the used claim of the entity in the most similar
@@ -47,7 +47,7 @@ the corpus). Candidates that break a constraint are skipped; an example
 with no valid candidate for some class yields no item (the count is in
 :class:`BuildStats`).
 
->>> from veridic.congruity.data import CongruityExample, Fact
+>>> from veridic.congruity._data import CongruityExample, Fact
 >>> mk = lambda i, a, ent, gold, facts: CongruityExample(id=i, article_id=a, entity=ent, context=ent + " , [DESC] , spoke.",
 ...     gold=gold, facts=tuple(Fact(text=t, used=u) for t, u in facts))
 >>> exs = [mk("1", "a", "Ann Lee", "the senator", [("senator", True), ("born in Ohio", False)]),
@@ -71,7 +71,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from veridic.congruity.data import CongruityExample, facts_by_entity
+from veridic.congruity._data import CongruityExample, facts_by_entity
 from veridic.errors import ConfigError, InputError
 from veridic.ling.lexical import content_words, tokens
 from veridic.types import _Record

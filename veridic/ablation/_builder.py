@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from veridic.ablation.data import AblationExample
+from veridic.ablation._data import AblationExample
 from veridic.errors import ConfigError, DataFormatError, InputError
 
 __all__ = ["EDIT_KINDS", "BuildResult", "Edit", "apply_edit", "build_ablation_set", "find_facts"]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from veridic.ais.stats import ItemVotes
+from veridic.ais._stats import ItemVotes
 from veridic.errors import DataFormatError, InputError
 
 __all__ = ["REQUIRED_COLUMNS", "ReleasedRow", "read_released", "released_dataset_name"]

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from veridic.ais.stats import ItemVotes, Judgment, consensus, expert_agreement
+from veridic.ais._stats import ItemVotes, Judgment, consensus, expert_agreement
 from veridic.config import ScorerConfig, resolve_config
 from veridic.errors import ConfigError, InputError
 from veridic.factory import build_scorer

@@ -1,8 +1,8 @@
 """Score generated descriptions against accurate / incongruous / nonfactual references (§2.1, appendix C eq. 3–4).
 
 For every example the generated description's precision against each
-reference (:func:`~veridic.congruity.build.build_references`) becomes an
-:class:`~veridic.congruity.ranking.ItemScores` row (task
+reference (:func:`~veridic.congruity._build.build_references`) becomes an
+:class:`~veridic.congruity._ranking.ItemScores` row (task
 ``generation-<metric>``), so the report ranks the three classes per
 example and computes T and M exactly as for the multiple-choice tasks, plus
 the mean precision per class (Figure 4). Generations with no content word
@@ -20,9 +20,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from veridic.congruity.build import REFERENCE_CLASSES
-from veridic.congruity.metrics import MiniLMBertScore, bleu1_precision, rouge_l_precision
-from veridic.congruity.ranking import ItemScores
+from veridic.congruity._build import REFERENCE_CLASSES
+from veridic.congruity._metrics import MiniLMBertScore, bleu1_precision, rouge_l_precision
+from veridic.congruity._ranking import ItemScores
 from veridic.errors import ConfigError, InputError
 
 __all__ = ["GENERATION_METRICS", "score_generations"]

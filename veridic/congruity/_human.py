@@ -16,7 +16,7 @@ prefer description 2). :func:`analyze_ratings` reads the returned ratings
   rate the distractor below 3, i.e. agree with the automatic label.
 
 Fleiss' κ checks the pairwise design (same raters per pair) and delegates
-to the one implementation in :mod:`veridic.ais.stats`.
+to the one implementation in :mod:`veridic.ais._stats`.
 
 >>> round(fleiss_kappa([[0, 0, 3], [0, 3, 0], [3, 0, 0], [0, 0, 3]]), 3)
 1.0
@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from veridic.congruity.build import MCItem
-from veridic.congruity.metrics import _NanAsNone, cohens_d
+from veridic.congruity._build import MCItem
+from veridic.congruity._metrics import _NanAsNone, cohens_d
 from veridic.errors import ConfigError, InputError
 
 __all__ = ["RatingAnalysis", "analyze_ratings", "export_pairwise", "fleiss_kappa"]
@@ -48,10 +48,10 @@ def fleiss_kappa(table: Sequence[Sequence[int]]) -> float:
     """Fleiss' κ of a subjects × categories count table (every row sums to the same number of raters ≥ 2).
 
     Validates the study design (same raters per pair), then uses the one
-    implementation in :func:`veridic.ais.stats.fleiss_kappa`; an undefined κ
+    implementation in :func:`veridic.ais._stats.fleiss_kappa`; an undefined κ
     (every rating in one category) is NaN here, not perfect agreement.
     """
-    from veridic.ais.stats import fleiss_kappa as _kappa
+    from veridic.ais._stats import fleiss_kappa as _kappa
 
     t = np.asarray(table, dtype=float)
     if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 2:

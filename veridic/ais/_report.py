@@ -3,7 +3,7 @@
 Report JSON keys (all percentages in [0, 100], agreement in [-1, 1], higher is better):
 
 * ``dataset``: released dataset name or None; ``source``: what was read;
-* ``systems``: one :class:`~veridic.ais.stats.SystemScores` dict per system,
+* ``systems``: one :class:`~veridic.ais._stats.SystemScores` dict per system,
   plus ``int_lower`` / ``ais_lower`` (significantly lower than the best
   system at ``significance.alpha_level``, the paper's asterisks);
 * ``agreement``: ``{"int": Agreement, "ais": Agreement}`` dicts;
@@ -13,7 +13,7 @@ Report JSON keys (all percentages in [0, 100], agreement in [-1, 1], higher is b
   absolute differences, in points (Tables 3-6) and in alpha units (Table 7);
 * ``settings``: sampled, n_resamples, seed.
 
->>> from veridic.ais.stats import ItemVotes
+>>> from veridic.ais._stats import ItemVotes
 >>> votes = [ItemVotes(item=str(i), system="s", int_yes=3, int_no=2, ais_yes=3) for i in range(4)]
 >>> r = build_report(votes, n_resamples=10)
 >>> r["systems"][0]["int_pct"], r["agreement"]["ais"]["alpha"]
@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from veridic.ais.paper import PAPER_AGREEMENT, PAPER_SYSTEMS, PAPER_TABLE
-from veridic.ais.stats import ItemVotes, agreement, consensus, significance, system_scores
+from veridic.ais._paper import PAPER_AGREEMENT, PAPER_SYSTEMS, PAPER_TABLE
+from veridic.ais._stats import ItemVotes, agreement, consensus, significance, system_scores
 
 __all__ = ["build_report", "format_report"]
 

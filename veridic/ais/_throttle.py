@@ -56,7 +56,7 @@ class Ticket:
 
 
 class LoginThrottle:
-    """Backoff bookkeeping for :func:`veridic.ais.web.create_app`'s ``POST /login``."""
+    """Backoff bookkeeping for :func:`veridic.ais._web.create_app`'s ``POST /login``."""
 
     def __init__(self, *, free: int = 5, free_per_address: int = 20, base_s: float = 1.0, max_s: float = 900.0, account_max_s: float = 60.0,
                  max_keys: int = 10_000, wait_s: float = 30.0, clock: Callable[[], float] = time.monotonic):
