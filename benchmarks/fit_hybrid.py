@@ -31,7 +31,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from veridic import build_scorer
-from veridic.bench.datasets import load_datasets
+from veridic.bench._datasets import load_datasets
 from veridic.config import ScorerConfig
 from veridic.nli import CachedBackend, load_backend
 from veridic.nli.hybrid import ALL_FEATURES, HybridWeights, features_from_verdict, fit_hybrid
@@ -58,7 +58,7 @@ def _sample(examples: list, *, name: str, k: int | None, seed: int) -> list:
 
 def _tasks(specs: list[str]) -> dict[str, str]:
     """dataset name -> task (summarization / dialogue / claim), read from the files' ``task`` column."""
-    from veridic.bench.datasets import resolve_data_spec
+    from veridic.bench._datasets import resolve_data_spec
 
     out: dict[str, str] = {}
     for spec in specs:
@@ -77,7 +77,7 @@ def compute_features(*, model: str | None, specs: list[str], out: Path, batch: i
     path = out / "features.jsonl"
     if path.exists():
         return [json.loads(line) for line in path.open()]
-    from veridic.bench.cache import default_cache_dir, nli_cache_path
+    from veridic.bench._cache import default_cache_dir, nli_cache_path
 
     # The same on-disk prediction cache as `veridic bench`, so the bench run that follows reuses this pass.
     backend = CachedBackend(load_backend(model), path=nli_cache_path(score_dir=default_cache_dir()))

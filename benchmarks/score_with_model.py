@@ -19,9 +19,9 @@ import argparse
 import csv
 from pathlib import Path
 
-from veridic.bench.cache import ScoreCache, default_cache_dir, nli_cache_path
-from veridic.bench.datasets import load_datasets
-from veridic.bench.runner import score_dataset
+from veridic.bench._cache import ScoreCache, default_cache_dir, nli_cache_path
+from veridic.bench._datasets import load_datasets
+from veridic.bench._runner import score_dataset
 from veridic.factory import build_scorer
 from veridic.nli import CachedBackend, load_backend
 

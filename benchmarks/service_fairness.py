@@ -32,7 +32,7 @@ from service_load import _pairs, served  # noqa: E402
 
 def _big_pairs(n: int, chars: int, claims: list[dict], budget: int) -> list[dict]:
     """``n`` pairs with sources of ordinary English (the bench sources, repeated), as long as the token budget allows."""
-    from veridic.service.settings import estimate_pair_cost
+    from veridic.service._settings import estimate_pair_cost
 
     text = " ".join(p["source"] for p in claims)
     while len(text) < chars:

@@ -10,7 +10,7 @@ import pytest
 from veridic.ablation._data import WEST_BROKEN_IDS, AblationExample, load_ablation_set, load_west_synthetic, west_synthetic_path
 from veridic.ablation._templates import TEMPLATES, PromptTemplate, fit_to_window, get_template
 from veridic.errors import ConfigError, DataFormatError, InputError
-from veridic.lm.dummy import DummyLM
+from veridic.lm._dummy import DummyLM
 
 WEST = west_synthetic_path()
 needs_west = pytest.mark.skipif(not WEST.exists(), reason=f"West et al.'s synthetic set is not at {WEST} (set VERIDIC_DATA to the shared data folder)")

@@ -53,7 +53,7 @@ def _cfg(tiny_lm, **kw):
 def test_basic_learns_and_reloads_for_the_probe(tiny_lm, tmp_path):
     from veridic.ablation._data import AblationExample
     from veridic.ablation._probe import FactualAblationProbe
-    from veridic.lm.hf import HFCausalLM
+    from veridic.lm._hf import HFCausalLM
 
     res = train_grounded(examples=_examples(), out_dir=tmp_path / "basic", config=_cfg(tiny_lm, variant="basic", max_steps=24))
     assert res.steps == 24 and res.kept_fraction == 1.0 and res.dropped_by_loss == 0 and not res.stopped_by_budget

@@ -7,7 +7,12 @@ import inspect
 import typer
 
 import veridic.bench
-from veridic.bench import cache, datasets, metrics, report, runner, scorers
+from veridic.bench import _cache as cache
+from veridic.bench import _datasets as datasets
+from veridic.bench import _metrics as metrics
+from veridic.bench import _report as report
+from veridic.bench import _runner as runner
+from veridic.bench import _scorers as scorers
 
 
 def test_exported_members_exist():

@@ -9,8 +9,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from veridic.bench._metrics import roc_auc
 from veridic.bench.cli import bench
-from veridic.bench.metrics import roc_auc
 
 app = typer.Typer()
 app.command()(bench)
@@ -162,7 +162,7 @@ def test_bench_on_invalid_skip_records_the_rows(data, tmp_path):
 
 
 def test_bench_caches_only_inside_cache_dir(data, tmp_path, monkeypatch):
-    from veridic.bench.cache import nli_cache_path
+    from veridic.bench._cache import nli_cache_path
 
     assert nli_cache_path(score_dir=tmp_path / "c") == tmp_path / "c" / "nli-predictions"
     r = _invoke("--data", str(data), "--scorer", "e-c", "--backend", "dummy", "-o", str(tmp_path / "r"), "--cache-dir", str(tmp_path / "c"),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from veridic.bench.datasets import load_dataset_file, load_datasets, parse_label, resolve_data_spec
+from veridic.bench._datasets import load_dataset_file, load_datasets, parse_label, resolve_data_spec
 from veridic.errors import ConfigError, DataFormatError, InputError, RegistryError
 
 
@@ -90,7 +90,7 @@ def test_same_dataset_name_from_two_files_is_refused(tmp_path):
 
 
 def test_dev_group_resolves_to_the_seven_shared_files():
-    from veridic.bench.datasets import default_bench_dir
+    from veridic.bench._datasets import default_bench_dir
 
     if not default_bench_dir().is_dir():
         pytest.skip(f"shared data not present at {default_bench_dir()}")

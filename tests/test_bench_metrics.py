@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import mannwhitneyu
 
-from veridic.bench import metrics as M
+from veridic.bench import _metrics as M
 from veridic.errors import InputError
 
 # Labelled score lists with both classes; small integer scores force ties.

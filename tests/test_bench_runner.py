@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from veridic.bench.cache import ScoreCache
-from veridic.bench.datasets import load_dataset_file
-from veridic.bench.metrics import fit_threshold, roc_auc
-from veridic.bench.report import build_report, write_report
-from veridic.bench.runner import run_benchmark
+from veridic.bench._cache import ScoreCache
+from veridic.bench._datasets import load_dataset_file
+from veridic.bench._metrics import fit_threshold, roc_auc
+from veridic.bench._report import build_report, write_report
+from veridic.bench._runner import run_benchmark
 from veridic.errors import ConfigError, RegistryError, VeridicError
 from veridic.types import Verdict
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from veridic import ScorerConfig, build_scorer
-from veridic.bench.scorers import get_scorer_spec, load_external_scores, scorer_names
+from veridic.bench._scorers import get_scorer_spec, load_external_scores, scorer_names
 from veridic.errors import ConfigError, DataFormatError, InputError, RegistryError
 from veridic.overlap import OverlapScorer
 

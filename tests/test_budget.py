@@ -12,7 +12,7 @@ from veridic import ScorerConfig, build_scorer
 from veridic.errors import DataFormatError, InputError
 from veridic.io.records import record_to_pair
 from veridic.limits import check_claim, claim_sentences
-from veridic.service.settings import estimate_pair_cost
+from veridic.service._settings import estimate_pair_cost
 from veridic.text import split_sentences
 
 NEWLINE_CLAIM = "\n".join(["cat"] * 3_552)  # the audit's claim: one word a line, under 20,000 characters

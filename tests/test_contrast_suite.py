@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from veridic.bench.contrast import CONTRAST_SUITE, TARGET_GROUPS, load_suite_rules, oracle_threshold, rule_accuracy, wilson
+from veridic.bench._contrast import CONTRAST_SUITE, TARGET_GROUPS, load_suite_rules, oracle_threshold, rule_accuracy, wilson
 from veridic.errors import InputError
 
 

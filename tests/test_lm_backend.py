@@ -215,7 +215,7 @@ def test_caching_wrapper_persists_to_disk(tmp_path):
 
 @pytest.mark.slow
 def test_embedded_smollm2_golden_numbers(slow_selected):
-    from veridic.lm.embedded import locate_gguf
+    from veridic.lm._embedded import locate_gguf
 
     try:
         locate_gguf()
@@ -232,7 +232,7 @@ def test_embedded_smollm2_golden_numbers(slow_selected):
 
 @pytest.mark.slow
 def test_gguf_dequantisation_cache_reloads_identical_logits(tmp_path, slow_selected):
-    from veridic.lm.embedded import cached_gguf_dir, embedded_model_dir, locate_gguf
+    from veridic.lm._embedded import cached_gguf_dir, embedded_model_dir, locate_gguf
 
     try:
         gguf = locate_gguf()

@@ -243,7 +243,7 @@ def test_default_source_guard_is_two_million():
 # --- the Ray engine writes its output only when complete, atomically --------------------------------
 def _no_ray(monkeypatch):
     pytest.importorskip("ray")
-    from veridic.scale import ray_engine
+    from veridic.scale import _ray_engine as ray_engine
 
     def refuse(*a, **k):
         raise AssertionError("Ray was started")

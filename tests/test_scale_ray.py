@@ -71,7 +71,7 @@ def test_ray_matches_single_process_bit_for_bit_and_resumes(local_ray, tiny_nli_
 
 @pytest.mark.slow
 def test_an_interrupted_run_leaves_the_earlier_output_untouched(local_ray, tiny_nli_dir, tiny_backend, tmp_path, monkeypatch):
-    from veridic.scale import ray_engine
+    from veridic.scale import _ray_engine as ray_engine
 
     rows = _rows(12)
     inp = tmp_path / "in.jsonl"

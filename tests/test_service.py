@@ -14,7 +14,7 @@ httpx = pytest.importorskip("httpx")
 from fastapi.testclient import TestClient
 
 from veridic.service import ServiceSettings, create_app
-from veridic.service.schemas import SentenceVerdictModel, VerdictModel
+from veridic.service._schemas import SentenceVerdictModel, VerdictModel
 
 PAIRS = [
     {"source": "The company hired 200 engineers in 2023. It is in Paris.", "claim": "The company laid off engineers."},
@@ -159,7 +159,7 @@ def test_metrics_count_requests_latency_and_batches(client):
 
 
 def test_json_request_log(scorer, caplog):
-    from veridic.service.logs import JsonFormatter
+    from veridic.service._logs import JsonFormatter
 
     with TestClient(create_app(scorer=scorer)) as c, caplog.at_level("INFO", logger="veridic.service"):
         c.post("/v1/score", json={"pairs": [PAIRS[2]]})

@@ -16,7 +16,7 @@ httpx = pytest.importorskip("httpx")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from veridic.service import ServiceSettings, create_app  # noqa: E402
-from veridic.service.batching import MicroBatcher  # noqa: E402
+from veridic.service._batching import MicroBatcher  # noqa: E402
 
 
 class PairScorer:

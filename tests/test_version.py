@@ -41,6 +41,6 @@ def test_cli_reports_the_version():
 
 def test_service_reports_the_version():
     pytest.importorskip("fastapi")
-    from veridic.service.app import _version
+    from veridic.service._app import _version
 
     assert _version() == veridic.__version__

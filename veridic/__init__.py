@@ -32,7 +32,7 @@ def __getattr__(name: str):
 
         return load_detector
     if name == "score_frame":
-        from veridic.integrations.frames import score_frame
+        from veridic.integrations._frames import score_frame
 
         return score_frame
     raise AttributeError(f"module 'veridic' has no attribute {name!r}")

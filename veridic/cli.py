@@ -265,7 +265,7 @@ if typer is not None:
 
     def _gold_summary(scored: Path, *, threshold: float) -> str | None:
         """ROC AUC and accuracy at the threshold over the rows that carry a gold label (1 = faithful), or None."""
-        from veridic.bench.datasets import parse_label
+        from veridic.bench._datasets import parse_label
         from veridic.io import read_records
 
         gold, scores, right = [], [], 0

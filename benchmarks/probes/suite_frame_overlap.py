@@ -22,8 +22,8 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from veridic.bench.contrast import TARGET_GROUPS as GROUPS
-from veridic.bench.contrast import wilson as wilson_interval
+from veridic.bench._contrast import TARGET_GROUPS as GROUPS
+from veridic.bench._contrast import wilson as wilson_interval
 
 
 def _predicate_words(pred: str) -> list[str]:

@@ -25,7 +25,7 @@ examples: grounding = the entity's Wikidata claims (verbalised) and
 descriptions, context = the previous sentence, target = the sentence with
 its post-modifier. The fine-tune itself runs through transformers'
 ``Trainer`` (:class:`LossTruncationTrainer` overrides ``compute_loss``) with
-:class:`~veridic.lm.training.TimeBudgetCallback`.
+:class:`~veridic.lm._training.TimeBudgetCallback`.
 
 >>> ex = GroundedExample(grounding="Ann Lee: senator; born in 1950", context="Voters met.", target="Ann Lee, a senator, spoke.")
 >>> ex.target
@@ -164,7 +164,7 @@ class LTTrainConfig:
     threads: int | None = None
 
     def __post_init__(self) -> None:
-        from veridic.lm.training import check_batches, check_budget
+        from veridic.lm._training import check_batches, check_budget
 
         if self.variant not in VARIANTS:
             raise ConfigError(f"variant must be one of {VARIANTS}; got {self.variant!r}.")
@@ -296,7 +296,7 @@ def _examples_hash(examples: Sequence[GroundedExample]) -> str:
 
 def _load_start(model_ref: str) -> tuple[Any, Any, list[int], str, dict[str, Any]]:
     """(model, tokenizer, start token ids, start token text, provenance) for an embedded LM or a folder."""
-    from veridic.lm.hf import HFCausalLM
+    from veridic.lm._hf import HFCausalLM
 
     lm = HFCausalLM.from_pretrained(model_ref)  # one loader for names, folders and .gguf files
     start_tok = lm.tokenizer.convert_ids_to_tokens(lm._start[0]) if lm._start else None
@@ -310,7 +310,7 @@ def train_grounded(*, examples: Sequence[GroundedExample], out_dir: str | Path, 
     start token is recorded in ``veridic_model.json``), so ``veridic ablation
     run --model <out_dir>/model`` probes it directly.
     """
-    from veridic.lm.training import TimeBudgetCallback, last_checkpoint, require_transformers, training_arguments
+    from veridic.lm._training import TimeBudgetCallback, last_checkpoint, require_transformers, training_arguments
 
     torch, _ = require_transformers("Grounded fine-tuning with loss truncation")
     from transformers import set_seed

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from veridic.errors import ConfigError, InputError
-from veridic.lm.api import GenerationRequest, GenerationResult, LanguageModel, TokenStream
+from veridic.lm._api import GenerationRequest, GenerationResult, LanguageModel, TokenStream
 
 __all__ = ["PMI_MODES", "PMILogitsProcessor", "PMIMode", "pmi_generate", "pmi_logprobs", "pmi_sequence_logprob"]
 
@@ -131,7 +131,7 @@ def pmi_generate(
 ) -> GenerationResult:
     """Continue ``grounded_prompt`` with PMI decoding against ``ungrounded_prompt``.
 
-    >>> from veridic.lm.dummy import DummyLM
+    >>> from veridic.lm._dummy import DummyLM
     >>> r = pmi_generate(backend=DummyLM(), grounded_prompt="G: 7\\nC:", ungrounded_prompt="C:", alpha=0.3, max_new_tokens=5)
     >>> len(r.token_ids) <= 5
     True

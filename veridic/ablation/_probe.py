@@ -13,7 +13,7 @@ next-token distributions, so those requests go through
 ``backend.next_token_logprobs`` in chunks; without PMI only
 ``backend.loglikelihood`` is used (and can be cached).
 
->>> from veridic.lm.dummy import DummyLM
+>>> from veridic.lm._dummy import DummyLM
 >>> from veridic.ablation._data import AblationExample
 >>> ex = [AblationExample(grounding="4 miners were stuck.", ablated_grounding="2 miners were stuck.",
 ...                       context="The mine.", target="4 miners.", id="a")]
@@ -40,7 +40,7 @@ from veridic.ablation._metrics import DEFAULT_MARGINS, MarginAccuracy, summarize
 from veridic.ablation._pmi import PMI_MODES, pmi_sequence_logprob
 from veridic.ablation._templates import TEMPLATES, PromptTemplate, fit_to_window
 from veridic.errors import ConfigError, InputError
-from veridic.lm.api import LanguageModel, LoglikelihoodRequest
+from veridic.lm._api import LanguageModel, LoglikelihoodRequest
 
 __all__ = ["AblationReport", "ExampleScore", "FactualAblationProbe", "MethodResult"]
 

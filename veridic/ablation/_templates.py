@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from veridic.errors import ConfigError, did_you_mean
-from veridic.lm.api import LanguageModel
+from veridic.lm._api import LanguageModel
 from veridic.types import _Record
 
 __all__ = ["TEMPLATES", "FittedPrompt", "PromptTemplate", "fit_to_window", "get_template"]

@@ -50,7 +50,7 @@ def _set_threads(threads: int) -> None:
 def _build_lm(model: str, *, device: str, dtype: str, batch_size: int, threads: int | None) -> Any:
     if threads:
         _set_threads(threads)
-    from veridic.lm.hf import HFCausalLM
+    from veridic.lm._hf import HFCausalLM
 
     return HFCausalLM.from_pretrained(model, device=device, dtype=dtype, batch_size=batch_size)
 

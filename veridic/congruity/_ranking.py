@@ -13,10 +13,10 @@ UTF-8 byte length (``normalization="per_byte"``, lm-evaluation-harness's
 ``acc_norm``; options differ a lot in length) or the plain sum
 (``"sum"``). Higher = preferred.
 
-The ranker receives a backend (:class:`veridic.lm.api.LanguageModel`); wrap
+The ranker receives a backend (:class:`veridic.lm.LanguageModel`); wrap
 it in :class:`veridic.lm.CachingLM` with a path to make re-runs free.
 
->>> from veridic.lm.dummy import DummyLM
+>>> from veridic.lm._dummy import DummyLM
 >>> from veridic.congruity._build import MCItem
 >>> item = MCItem(id="1", task="claim", entity="Ann Lee", left="Ann Lee ,", right=" , said .", previous="",
 ...               options={"accurate": "senator", "incongruous": "born in Ohio", "nonfactual": "drummer", "both": "chef"})
@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from veridic.congruity._build import MCItem
 from veridic.errors import ConfigError, InputError
-from veridic.lm.api import LanguageModel, LoglikelihoodRequest
+from veridic.lm._api import LanguageModel, LoglikelihoodRequest
 from veridic.types import _Record
 
 __all__ = ["NORMALIZATIONS", "ItemScores", "rank_items", "requests_for", "score_with"]

@@ -80,7 +80,7 @@ class CongruityReport:
     overall_ci: dict[str, dict[str, list[float]]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from veridic.bench.cache import veridic_version
+        from veridic.bench._cache import veridic_version
 
         return {
             "schema_version": SCHEMA_VERSION,

@@ -115,7 +115,7 @@ def _build_lm(model: str, *, device: str, batch_size: int, threads: int | None) 
         raise MissingDependencyError("torch", extra="lm", purpose="Scoring with a causal LM") from None
     if threads:
         torch.set_num_threads(threads)
-    from veridic.lm.hf import HFCausalLM
+    from veridic.lm._hf import HFCausalLM
 
     return HFCausalLM.from_pretrained(model, device=device, batch_size=batch_size)
 
@@ -182,7 +182,7 @@ def score(
                 if max_length is not None:
                     raise ConfigError("--max-length applies to multiple-choice models from `congruity train`; the LM scorer reads whole contexts.")
                 if model == "dummy":
-                    from veridic.lm.dummy import DummyLM
+                    from veridic.lm._dummy import DummyLM
 
                     inner: Any = DummyLM()
                 else:

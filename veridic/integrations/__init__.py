@@ -8,7 +8,7 @@ with its one install command.
 ===================  ==================================  ==========================
 module               what                                install
 ===================  ==================================  ==========================
-``frames``           :func:`score_frame` (pandas,        ``veridic[frames]``
+``_frames``          :func:`score_frame` (pandas,        ``veridic[frames]``
                      polars, Arrow)
 ``langchain``        ``VeridicGuard`` runnable           ``veridic[langchain]``
 ``ragas``            ``VeridicFaithfulness`` metric      ``veridic[ragas]``
@@ -40,7 +40,7 @@ __all__ = ["CONTEXT_SEPARATOR", "Judge", "Judgement", "join_contexts", "score_fr
 
 def __getattr__(name: str) -> Any:
     if name == "score_frame":
-        from veridic.integrations.frames import score_frame
+        from veridic.integrations._frames import score_frame
 
         return score_frame
     raise AttributeError(f"module 'veridic.integrations' has no attribute {name!r}")

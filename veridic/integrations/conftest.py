@@ -2,7 +2,7 @@
 
 import importlib.util
 
-_NEEDS = {"frames.py": "pandas", "langchain.py": "langchain_core", "ragas.py": "ragas", "deepeval.py": "deepeval",
+_NEEDS = {"_frames.py": "pandas", "langchain.py": "langchain_core", "ragas.py": "ragas", "deepeval.py": "deepeval",
           "llamaindex.py": "llama_index.core", "haystack.py": "haystack"}
 
 

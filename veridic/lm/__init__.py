@@ -1,8 +1,8 @@
 """Causal language-model backends for veridic's LM probes.
 
-``api`` defines the protocol (requests, results, :class:`LanguageModel`);
-``dummy`` a fake backend for tests; ``caching`` a wrapper that remembers
-answers; ``hf`` the transformers backend; ``embedded`` the LMs shipped as
+``_api`` defines the protocol (requests, results, :class:`LanguageModel`);
+``_dummy`` a fake backend for tests; ``_caching`` a wrapper that remembers
+answers; ``_hf`` the transformers backend; ``_embedded`` the LMs shipped as
 PyPI packages (SmolLM2-135M by default). Importing this package does not
 import torch.
 
@@ -11,7 +11,7 @@ import torch.
 3
 """
 
-from veridic.lm.api import (
+from veridic.lm._api import (
     GenerationRequest,
     GenerationResult,
     LanguageModel,
@@ -19,10 +19,10 @@ from veridic.lm.api import (
     LoglikelihoodResult,
     TokenStream,
 )
-from veridic.lm.caching import CachingLM
-from veridic.lm.dummy import DummyLM
-from veridic.lm.embedded import DEFAULT_EMBEDDED_LM, EMBEDDED_LMS, cached_gguf_dir, default_model_cache_dir, embedded_model_dir, locate_gguf
-from veridic.lm.hf import HFCausalLM, load_lm
+from veridic.lm._caching import CachingLM
+from veridic.lm._dummy import DummyLM
+from veridic.lm._embedded import DEFAULT_EMBEDDED_LM, EMBEDDED_LMS, cached_gguf_dir, default_model_cache_dir, embedded_model_dir, locate_gguf
+from veridic.lm._hf import HFCausalLM, load_lm
 
 __all__ = [
     "DEFAULT_EMBEDDED_LM",

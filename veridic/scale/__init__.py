@@ -5,6 +5,6 @@
 ['a', 'b']
 """
 
-from veridic.scale.ray_engine import RayScoreReport, row_ids, score_file_ray
+from veridic.scale._ray_engine import RayScoreReport, row_ids, score_file_ray
 
 __all__ = ["RayScoreReport", "row_ids", "score_file_ray"]

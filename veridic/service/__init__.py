@@ -9,15 +9,15 @@ Needs the ``service`` extra (fastapi, uvicorn, prometheus-client).
 16
 """
 
-from veridic.service.batching import MicroBatcher, Overloaded
-from veridic.service.settings import ServiceSettings
+from veridic.service._batching import MicroBatcher, Overloaded
+from veridic.service._settings import ServiceSettings
 
 __all__ = ["MicroBatcher", "Overloaded", "ServiceSettings", "create_app", "load_service_scorer"]
 
 
 def create_app(**kwargs):
-    """See :func:`veridic.service.app.create_app` (imported lazily: it needs the 'service' extra)."""
-    from veridic.service.app import create_app as _create
+    """See :func:`veridic.service._app.create_app` (imported lazily: it needs the 'service' extra)."""
+    from veridic.service._app import create_app as _create
 
     return _create(**kwargs)
 

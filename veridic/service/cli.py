@@ -66,7 +66,7 @@ def serve(
 
         from veridic.registry import get_method
         from veridic.service import ServiceSettings, create_app, load_service_scorer
-        from veridic.service.logs import configure_json_logging
+        from veridic.service._logs import configure_json_logging
     except ImportError as exc:
         sys.stderr.write(f"error: {MissingDependencyError(exc.name or 'fastapi', extra='service', purpose='veridic serve')}\n")
         raise typer.Exit(code=2) from None

@@ -9,7 +9,7 @@ cross-fitting within the dataset. Pairs of scorers named in ``compare`` get
 paired approximate-randomization tests per dataset and on the macro mean.
 
 >>> import tempfile, pathlib, json
->>> from veridic.bench.datasets import load_datasets
+>>> from veridic.bench._datasets import load_datasets
 >>> from veridic import build_scorer
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> rows = [{"id": str(i), "source": "the red fox jumps", "claim": c, "label": l}
@@ -30,9 +30,9 @@ from typing import Any, Literal
 import numpy as np
 from tqdm.auto import tqdm
 
-from veridic.bench.cache import CacheEntry, ScoreCache, cache_key, veridic_version
-from veridic.bench.datasets import BenchDataset
-from veridic.bench.metrics import (
+from veridic.bench._cache import CacheEntry, ScoreCache, cache_key, veridic_version
+from veridic.bench._datasets import BenchDataset
+from veridic.bench._metrics import (
     ARTest,
     BootstrapCI,
     approximate_randomization,
@@ -45,7 +45,7 @@ from veridic.bench.metrics import (
     pr_auc,
     threshold_metrics,
 )
-from veridic.bench.scorers import ExternalScores
+from veridic.bench._scorers import ExternalScores
 from veridic.errors import ConfigError, InputError, RegistryError, VeridicError, did_you_mean
 from veridic.types import Scorer
 

@@ -11,7 +11,7 @@ from packaged assets (the ``fastapi-offline`` wheel ships Swagger UI and
 ReDoc; without it the two pages are off and /openapi.json still works).
 
 Score and detect requests go through one fair scheduler
-(:mod:`veridic.service.batching`): a detection is one unit of work beside
+(:mod:`veridic.service._batching`): a detection is one unit of work beside
 the pairs, run in the same model thread, with the same token budget (413),
 queue limit (503) and server-side deadline (``timeout_s``). When the
 deadline passes, or the client disconnects, the request's queued work is
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from veridic.errors import InputError, MissingDependencyError, VeridicError
-from veridic.service.batching import MicroBatcher, Overloaded
-from veridic.service.schemas import (
+from veridic.service._batching import MicroBatcher, Overloaded
+from veridic.service._schemas import (
     DetectionResultModel,
     DetectRequest,
     ErrorResponse,
@@ -57,7 +57,7 @@ from veridic.service.schemas import (
     ScoreResponse,
     VerdictModel,
 )
-from veridic.service.settings import ServiceSettings, estimate_pair_cost
+from veridic.service._settings import ServiceSettings, estimate_pair_cost
 from veridic.types import is_blank, normalise_context
 
 try:

@@ -143,7 +143,7 @@ register_dataset_group("dev", _dev_files)
 
 
 def _contrast_files() -> list[Path]:
-    from veridic.bench.contrast import CONTRAST_SUITE
+    from veridic.bench._contrast import CONTRAST_SUITE
 
     return [CONTRAST_SUITE]
 

@@ -7,7 +7,7 @@ more likely: enough to exercise factual-ablation and PMI code paths without
 a real model. Pure numpy; torch is imported only when logits processors are
 passed to :meth:`DummyLM.generate`.
 
->>> from veridic.lm.api import LoglikelihoodRequest
+>>> from veridic.lm._api import LoglikelihoodRequest
 >>> lm = DummyLM()
 >>> with_g = lm.loglikelihood([LoglikelihoodRequest(context="g: 7 miners\\n", continuation="7")])[0].logprob
 >>> without = lm.loglikelihood([LoglikelihoodRequest(context="g: 2 miners\\n", continuation="7")])[0].logprob
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from veridic.errors import ConfigError, InputError
-from veridic.lm.api import GenerationRequest, GenerationResult, LogitsProcessor, LoglikelihoodRequest, LoglikelihoodResult, check_requests, stop_at
+from veridic.lm._api import GenerationRequest, GenerationResult, LogitsProcessor, LoglikelihoodRequest, LoglikelihoodResult, check_requests, stop_at
 
 __all__ = ["DummyLM"]
 

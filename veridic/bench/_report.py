@@ -1,4 +1,4 @@
-"""Turn a :class:`~veridic.bench.runner.BenchResult` into report files.
+"""Turn a :class:`~veridic.bench._runner.BenchResult` into report files.
 
 ``write_report`` writes, into one folder:
 
@@ -12,8 +12,8 @@
 - ``roc_<dataset>.png`` — one ROC curve per scorer, AUC in the legend.
 
 >>> import tempfile, pathlib, json
->>> from veridic.bench.datasets import load_datasets
->>> from veridic.bench.runner import run_benchmark
+>>> from veridic.bench._datasets import load_datasets
+>>> from veridic.bench._runner import run_benchmark
 >>> from veridic import build_scorer
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> rows = [{"id": str(i), "source": "the red fox", "claim": c, "label": l}
@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
-from veridic.bench.cache import veridic_version
-from veridic.bench.runner import BenchResult, DatasetResult
+from veridic.bench._cache import veridic_version
+from veridic.bench._runner import BenchResult, DatasetResult
 from veridic.errors import MissingDependencyError
 
 __all__ = ["SCHEMA_VERSION", "Report", "build_report", "plot_roc_curves", "render_markdown", "write_report"]
@@ -126,13 +126,13 @@ class Report(TypedDict):
 
 METRIC_DEFINITIONS: dict[str, dict[str, Any]] = {
     "auc": {"what": "ROC AUC, positive class = label 1 (faithful), ranked by score", "by": "sklearn.metrics.roc_auc_score", "greater_is_better": True},
-    "auc_ci_low/auc_ci_high": {"what": "percentile bootstrap CI of auc, resampling faithful and unfaithful rows separately (stratified)", "by": "veridic.bench.metrics.bootstrap_auc", "greater_is_better": True},
+    "auc_ci_low/auc_ci_high": {"what": "percentile bootstrap CI of auc, resampling faithful and unfaithful rows separately (stratified)", "by": "veridic.bench.bootstrap_auc", "greater_is_better": True},
     "pr_auc": {"what": "average precision with label 1 (faithful) as positive", "by": "sklearn.metrics.average_precision_score", "greater_is_better": True},
     "pr_auc_unfaithful": {"what": "average precision with label 0 (unfaithful) as positive, ranked by -score", "by": "sklearn.metrics.average_precision_score", "greater_is_better": True},
     "balanced_accuracy": {"what": "mean of per-class recall of 'faithful iff score >= threshold', threshold fitted on rows not reported (see threshold_source)", "by": "sklearn.metrics.balanced_accuracy_score", "greater_is_better": True},
     "f1_faithful": {"what": "F1 of the faithful class (label 1) at the fitted threshold", "by": "sklearn.metrics.f1_score(pos_label=1)", "greater_is_better": True},
     "f1_unfaithful": {"what": "F1 of the unfaithful class (label 0) at the fitted threshold", "by": "sklearn.metrics.f1_score(pos_label=0)", "greater_is_better": True},
-    "p_value": {"what": "two-sided paired approximate-randomization test of auc(a) - auc(b), rank-normalised scores, (count+1)/(trials+1)", "by": "veridic.bench.metrics.approximate_randomization", "greater_is_better": False},
+    "p_value": {"what": "two-sided paired approximate-randomization test of auc(a) - auc(b), rank-normalised scores, (count+1)/(trials+1)", "by": "veridic.bench.approximate_randomization", "greater_is_better": False},
     "seconds_per_example": {"what": "wall-clock seconds of scorer.score over the dataset divided by n (measured when first scored; cached runs keep that timing)", "by": "time.perf_counter", "greater_is_better": False},
 }
 

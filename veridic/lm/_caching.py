@@ -1,14 +1,14 @@
 """Remember a backend's answers (lm-evaluation-harness's ``CachingLM``).
 
-``CachingLM(backend, path=...)`` wraps any :class:`~veridic.lm.api.LanguageModel`.
+``CachingLM(backend, path=...)`` wraps any :class:`~veridic.lm._api.LanguageModel`.
 ``loglikelihood`` results and deterministic ``generate`` results (greedy, or
 sampled with a seed, and no logits processors: a processor is arbitrary
 code whose identity cannot be keyed) are kept in memory and, with ``path``,
 in SQLite, keyed by the model's id, revision, dtype and window as well as
 the request. Everything else passes through to the wrapped backend.
 
->>> from veridic.lm.dummy import DummyLM
->>> from veridic.lm.api import LoglikelihoodRequest
+>>> from veridic.lm._dummy import DummyLM
+>>> from veridic.lm._api import LoglikelihoodRequest
 >>> inner = DummyLM()
 >>> lm = CachingLM(inner)
 >>> reqs = [LoglikelihoodRequest(context="a", continuation="b")] * 3
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from veridic.lm.api import (
+from veridic.lm._api import (
     GenerationRequest,
     GenerationResult,
     LanguageModel,

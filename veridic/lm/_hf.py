@@ -4,7 +4,7 @@ batching and inference mode.
 ``HFCausalLM.from_pretrained(ref)`` accepts a local folder written by
 ``save_pretrained``, a hub id (same ``from_pretrained`` code path; offline
 when ``HF_HUB_OFFLINE=1``), a ``.gguf`` file (dequantised once into the
-model cache, see :mod:`veridic.lm.embedded`), or the name of an embedded LM
+model cache, see :mod:`veridic.lm._embedded`), or the name of an embedded LM
 (``"embedded"`` = ``"smollm2-135m"``, or ``"gemma3-270m"``).
 
 Batches are formed from requests of similar length (length bucketing) and
@@ -14,7 +14,7 @@ last column and only its logits are materialised (``logits_to_keep``): a
 
 >>> import torch                                      # doctest: +SKIP
 >>> lm = HFCausalLM.from_pretrained("embedded")       # doctest: +SKIP
->>> from veridic.lm.api import LoglikelihoodRequest   # doctest: +SKIP
+>>> from veridic.lm._api import LoglikelihoodRequest   # doctest: +SKIP
 >>> r, = lm.loglikelihood([LoglikelihoodRequest(context="Paris is the capital of", continuation=" France")])  # doctest: +SKIP
 >>> r.logprob < 0                                     # doctest: +SKIP
 True
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
-from veridic.lm.api import GenerationRequest, GenerationResult, LogitsProcessor, LoglikelihoodRequest, LoglikelihoodResult, check_requests, stop_at
+from veridic.lm._api import GenerationRequest, GenerationResult, LogitsProcessor, LoglikelihoodRequest, LoglikelihoodResult, check_requests, stop_at
 
 __all__ = ["HFCausalLM", "load_lm"]
 
@@ -61,7 +61,7 @@ def _quiet_transformers() -> None:
 
 
 class HFCausalLM:
-    """A transformers ``AutoModelForCausalLM`` behind the :class:`~veridic.lm.api.LanguageModel` protocol.
+    """A transformers ``AutoModelForCausalLM`` behind the :class:`~veridic.lm._api.LanguageModel` protocol.
 
     Build it from objects already in memory (tests, training loops) or with
     :meth:`from_pretrained`. ``dtype`` defaults to float32: log-probability
@@ -124,7 +124,7 @@ class HFCausalLM:
         torch = _import_torch()
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from veridic.lm.embedded import DEFAULT_EMBEDDED_LM, EMBEDDED_LMS, cached_gguf_dir, embedded_model_dir
+        from veridic.lm._embedded import DEFAULT_EMBEDDED_LM, EMBEDDED_LMS, cached_gguf_dir, embedded_model_dir
 
         _quiet_transformers()
         name = str(ref)
@@ -398,7 +398,7 @@ def _stop_criteria(lm: HFCausalLM, stop: Sequence[str], prompt_len: int):
 
 
 class _HFStream:
-    """KV-cached incremental scorer (see :class:`veridic.lm.api.TokenStream`)."""
+    """KV-cached incremental scorer (see :class:`veridic.lm._api.TokenStream`)."""
 
     def __init__(self, lm: HFCausalLM, ids: list[int]):
         self._lm = lm
