@@ -25,6 +25,8 @@ def check(nlp):
     ("Kasparov defeated Deep Blue in 1997.", "Deep Blue defeated Kasparov in 1997.", "swap", "Kasparov defeated Deep Blue"),
     # A "with" that is not the doer's companion: only the doer and the companion may trade places.
     ("The board replaced the CFO with the CEO in May.", "The board replaced the CEO with the CFO in May.", "swap", "the CFO with the CEO"),
+    # A class statement does not: "Animals are dogs" says more than "Dogs are animals".
+    ("Animals are dogs.", "Dogs are animals.", "swap", "Animals are dogs"),
 ])
 def test_exchanged_roles_are_conflicts(check, claim, evidence, kind, text):
     c = check.conflict(claim=claim, evidence=evidence)
@@ -42,6 +44,9 @@ def test_exchanged_roles_are_conflicts(check, claim, evidence, kind, text):
     ("Hansa Credit merged with Dresden Bank in 2018.", "Dresden Bank merged with Hansa Credit in 2018."),  # comitative "with"
     ("Jordan signed a peace treaty with Israel in 1994.", "Israel signed a peace treaty with Jordan in 1994."),
     ("In 2006 Google bought YouTube.", EV),
+    # An identity statement reads both ways when both sides pick out one thing.
+    ("France's capital is Paris.", "Paris is the capital of France."),
+    ("The winner of the race was Maria Lopez.", "Maria Lopez was the winner of the race."),
 ])
 def test_faithful_rewrites_are_not_conflicts(check, claim, evidence):
     assert check.conflict(claim=claim, evidence=evidence) is None

@@ -287,12 +287,29 @@ def _reciprocal(f: Frame, r1: str | None, r2: str | None, x: Any = None, y: Any 
     comitative "with" companion ("A collaborated with B", "A is twinned with B", "A signed a treaty with B"),
     which English reads as a joint action of both. Only the doer pairs with the companion: "replaced A with B"
     is not "replaced B with A"."""
-    if is_symmetric_predicate(f.lemma):
+    if is_symmetric_predicate(f.lemma) or _identity(f, r1, r2, x, y):
         return True
     # The doer: the subject, the undergoer-subject of a passive ("A is twinned with B"), or a subject the
     # parser left outside the frame ("Sofia Ortiz co-founded the company with Wei Liang").
     doer = {"subj", None} | ({"obj"} if f.passive else set())
     return (r2 in doer and _comitative(x, f)) or (r1 in doer and _comitative(y, f))
+
+
+_DEFINITE_DETS = frozenset({"the", "this", "that", "these", "those"})
+
+
+def _definite(x: Any) -> bool:
+    """A phrase that picks out one thing: a name, or a noun with a definite determiner or a possessor."""
+    if x.pos_ == "PROPN" or x.ent_type_:
+        return True
+    return any((c.dep_ == "det" and c.lower_ in _DEFINITE_DETS) or c.dep_ == "poss" for c in x.children)
+
+
+def _identity(f: Frame, r1: str | None, r2: str | None, x: Any, y: Any) -> bool:
+    """An identity statement: "be" between two phrases that each pick out one thing reads both ways ("Paris is
+    the capital of France" == "France's capital is Paris"), unlike a class statement ("Dogs are animals")."""
+    return (f.lemma == "be" and {r1, r2} == {"subj", "obj"} and x is not None and y is not None
+            and _definite(x) and _definite(y))
 
 
 def _stated(f: Frame, efs: list[Frame], roles: tuple[str, ...]) -> bool:
