@@ -102,12 +102,12 @@ def cost(*, models: dict[str, str], frank: str, n: int) -> dict:
         raise SystemExit("the cost step needs GNU time (/usr/bin/time): apt-get install time")
     out = {}
     for role, ref in models.items():
-        cmd = [_exe("veridic"), "score", "-i", frank, "--limit", str(n), "--method", "e-c", "-q", "-o", os.devnull]
-        if ref != "embedded":
-            cmd += ["--model", ref]
-        with tempfile.NamedTemporaryFile("r", suffix=".time") as fh:
-            _run([timer, "-f", "%e %U %S %M", "-o", fh.name, *cmd])
-            wall, user, system, rss_kb = fh.read().split()[-4:]
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [_exe("veridic"), "score", "-i", frank, "--limit", str(n), "--method", "e-c", "-q", "-o", f"{tmp}/scored.jsonl"]
+            if ref != "embedded":
+                cmd += ["--model", ref]
+            _run([timer, "-f", "%e %U %S %M", "-o", f"{tmp}/time.txt", *cmd])
+            wall, user, system, rss_kb = Path(f"{tmp}/time.txt").read_text().split()[-4:]
         out[role] = {"n": n, "wall_s": round(float(wall), 1), "cpu_s": round(float(user) + float(system), 1),
                      "peak_rss_mb": round(int(rss_kb) / 1024)}
     return out
@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frank-rows", type=int, default=100)
     ap.add_argument("--steps", default=",".join(STEPS))
     ap.add_argument("--out", type=Path, default=Path("runs/report/accurate"))
+    ap.add_argument("--force", action="store_true", help="recompute steps whose result OUT/<step>.json already exists")
     args = ap.parse_args(argv)
     steps = [s.strip() for s in args.steps.split(",") if s.strip()]
     unknown = sorted(set(steps) - set(STEPS))
@@ -130,14 +131,20 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     result: dict = {"model": args.model, "baseline": args.baseline}
     both = {"default": args.baseline, "accurate": args.model}
-    if "heldout" in steps:
-        result["heldout"] = heldout(models=both, config=args.config)
-    if "dev" in steps:
-        result["dev"] = dev(model=args.model, baseline=args.baseline, data=args.data, out=args.out)
-    if "contrast" in steps:
-        result["contrast"] = contrast(model=args.model, out=args.out)
-    if "cost" in steps:
-        result["cost"] = cost(models=both, frank=f"{args.data}/frank_test.jsonl", n=args.frank_rows)
+    run = {"heldout": lambda: heldout(models=both, config=args.config),
+           "dev": lambda: dev(model=args.model, baseline=args.baseline, data=args.data, out=args.out),
+           "contrast": lambda: contrast(model=args.model, out=args.out),
+           "cost": lambda: cost(models=both, frank=f"{args.data}/frank_test.jsonl", n=args.frank_rows)}
+    for step in STEPS:
+        if step not in steps:
+            continue
+        # Each finished step is kept in OUT/<step>.json, so a run stopped part-way resumes at the next step.
+        done = args.out / f"{step}.json"
+        if done.exists() and not args.force:
+            result[step] = json.loads(done.read_text())
+            continue
+        result[step] = run[step]()
+        done.write_text(json.dumps(result[step], indent=1) + "\n")
     (args.out / "accurate.json").write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result))
     return 0
