@@ -63,8 +63,11 @@ def test_bf16_and_onnx_int8_stay_within_the_card_tolerance(packed, tmp_path, mon
     assert np.abs(bf16 - ref).max() < 0.03
     fast = load_backend(NAME)  # auto: the ONNX int8 copy, exported into the model cache on first use
     assert fast.describe()["backend"] == "onnx"
-    assert np.abs(fast.predict(PREMISES, HYPOTHESES) - ref).max() < 0.10
-    assert (fast.predict(PREMISES, HYPOTHESES).argmax(1) == ref.argmax(1)).all()
+    got = fast.predict(PREMISES, HYPOTHESES)
+    # The card: mean 0.022 and max 0.38 over the contrast suite; a pair near a class boundary may change class.
+    assert np.abs(got - ref).mean() < 0.05 and np.abs(got - ref).max() < 0.40
+    clear = ref.max(1) >= 0.6
+    assert clear.sum() >= 3 and (got.argmax(1) == ref.argmax(1))[clear].all()
 
 
 def test_selected_by_name_through_the_library_and_the_cli(tmp_path, monkeypatch):
