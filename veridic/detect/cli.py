@@ -107,10 +107,9 @@ if typer is not None:
         if fmt not in ("text", "json", "fava", "html"):
             _fail(VeridicError(f"--format must be one of text, json, fava, html; got {fmt!r}."))
         try:
-            from veridic.detect.load import DETECTOR_CONFIG
+            from veridic.detect.load import default_config
 
-            # With a tagger the passage flag follows the calibrated judge (veridic.detect.pipeline).
-            cfg = O.scorer_config("hybrid" if tagger is not None else DETECTOR_CONFIG, **(scorer_flags or {}))
+            cfg = O.scorer_config(default_config(tagger=tagger), **(scorer_flags or {}))
             O.check_model_flags(backend=backend, device=device, dtype=dtype)
             if passage is None and passage_file is None:
                 raise VeridicError("Give --passage TEXT (or --passage-file PATH), and --evidence TEXT (or --evidence-file PATH) or --index DIR.")
@@ -212,7 +211,7 @@ if typer is not None:
         from veridic.detect.benchmark import load_contrast_suite, run_suite_benchmark
 
         try:
-            judge = "hybrid" if tagger is not None else "e-c" if scorer == "nli" else scorer
+            judge = None if tagger is not None else "e-c" if scorer == "nli" else scorer
             det = build_detector(config=judge, model=model, phrase_spans=phrase_spans, tagger=tagger)
             _set_phrase_mode(getattr(det, "detector", det), scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
             ex = load_contrast_suite(data)[: limit if limit else None]
@@ -245,18 +244,15 @@ if typer is not None:
                 raise VeridicError(f"--coverage-sentences must be >= 1; got {coverage_sentences}.")
             if pipeline and tagger is None:
                 raise VeridicError("--pipeline runs a trained tagger inside the detector; name its folder with --tagger DIR.")
-            if pipeline:
-                det = build_detector(config="hybrid", model=model, phrase_spans=phrase_spans, tagger=tagger)
-                det.detector.coverage_sentences = coverage_sentences
-                _set_phrase_mode(det.detector, scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
-            elif tagger is not None:
+            if tagger is not None and not pipeline:
                 from veridic.detect.tagger import SpanTagger
 
                 det = SpanTagger(tagger)
             else:
-                det = build_detector(model=model, phrase_spans=phrase_spans)
-                det.coverage_sentences = coverage_sentences
-                _set_phrase_mode(det, scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
+                det = build_detector(model=model, phrase_spans=phrase_spans, tagger=tagger)
+                rules = getattr(det, "detector", det)  # the pipeline's rule detector
+                rules.coverage_sentences = coverage_sentences
+                _set_phrase_mode(rules, scope=phrase_scope, max_e=phrase_max_e, min_gain=phrase_min_gain)
             rep = wice_span_f1(detector=det, rows=load_wice_spans(data / f"{split}.jsonl"), progress=True)
             rep["data"] = {"path": str(data / f"{split}.jsonl")}
         except VeridicError as exc:
@@ -311,7 +307,7 @@ if typer is not None:
                 preds["tagger"] = TaggerSpans(span_tagger)
                 if pipeline:
                     O.check_model_flags(backend=backend, device="cpu", dtype="auto")
-                    preds["pipeline"] = DetectorSpans(build_detector(config="hybrid", model=model, backend=backend, tagger=span_tagger), name="pipeline")
+                    preds["pipeline"] = DetectorSpans(build_detector(model=model, backend=backend, tagger=span_tagger), name="pipeline")
             rep = span_benchmark(predictors=preds, datasets=sets, data_dir=data_dir, limit=limit, seed=seed, n_boot=n_boot, progress=True)
             js, md = write_span_report(rep, out)
         except VeridicError as exc:

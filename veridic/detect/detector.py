@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from veridic.detect.edit import apply_edits
-from veridic.detect.localise import Deletion, choose, deletable_phrases, entailed, non_overlapping, without
+from veridic.detect.localise import Deletion, choose, deletable_phrases, deletion_units, entailed, non_overlapping, without
 from veridic.detect.result import DetectionResult, HallucinationSpan
 from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifier
 from veridic.detect.tags import _check_plain, to_tagged
@@ -266,6 +266,12 @@ class HallucinationDetector:
     def detect_many(self, *, passages: Sequence[str], evidences: Sequence[str] | None = None,
                     queries: Sequence[str] | None = None, progress: bool = False) -> list[DetectionResult]:
         """Batch version of :meth:`detect`: one NLI call and one spaCy pass for all passages."""
+        return self.detect_parsed(passages=passages, evidences=evidences, queries=queries, progress=progress)[0]
+
+    def detect_parsed(self, *, passages: Sequence[str], evidences: Sequence[str] | None = None, queries: Sequence[str] | None = None,
+                      progress: bool = False) -> tuple[list[DetectionResult], list[Any], dict[str, Any]]:
+        """:meth:`detect_many`, with the spaCy parses it made: one per passage, and one per distinct evidence text
+        (keyed by the text), so a pipeline built on the detector reads them instead of parsing again."""
         if isinstance(passages, str):
             raise InputError("passages must be a list of strings; for one passage use detect(passage=...).")
         passages = list(passages)
@@ -301,7 +307,7 @@ class HallucinationDetector:
                                  f"{self.nlp.max_length:,}. Give the passages the text draws on (or build an index with `veridic index` "
                                  "and let the detector retrieve), or split the text.")
         if not passages:
-            return []
+            return [], [], {}
         verdicts: list[Verdict] = self.scorer.score(sources=evidences, claims=passages, progress=progress)
         pdocs = list(self.nlp.pipe(passages))
         uniq = list(dict.fromkeys(evidences))
@@ -322,7 +328,7 @@ class HallucinationDetector:
             out.append(DetectionResult(passage=p, spans=tuple(spans), edited=apply_edits(passage=p, spans=spans),
                                        tagged=to_tagged(passage=p, spans=spans), sentences=tuple(v.sentences),
                                        evidence=ev, retrieved=retrieved[i], score=float(v.score)))
-        return out
+        return out, pdocs, edocs
 
     # ------------------------------------------------------------------ internals
     def _in_corpus(self, phrase: str) -> bool:
@@ -574,11 +580,8 @@ class HallucinationDetector:
         parts = uncovered_phrases(sent, edoc, sentences=self.coverage_sentences) if sent is not None else []
         if not parts:
             return [span]
-        units = sorted(((sent.doc[a:b].start_char, sent.doc[a:b].end_char) for a, b in deletable_phrases(sent)),
-                       key=lambda u: (u[1] - u[0], u[0]))
         out = []
-        for a, b in parts:
-            unit = next((u for u in units if u[0] <= a and b <= u[1]), (span.start, span.end))
+        for (a, b), unit in zip(parts, deletion_units(sent, parts, default=(span.start, span.end))):
             out.append(HallucinationSpan(start=a, end=b, text=passage[a:b], type=span.type, confidence=span.confidence,
                                          evidence=span.evidence, suggestion=None, reason=span.reason + ":uncovered-phrase",
                                          edit_range=None if unit == (a, b) else unit))

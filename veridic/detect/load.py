@@ -9,16 +9,29 @@ from typing import Any
 
 from veridic.errors import VeridicError
 
-__all__ = ["DETECTOR_CONFIG", "load_detector"]
+__all__ = ["DETECTOR_CONFIG", "PIPELINE_CONFIG", "default_config", "load_detector"]
 
 #: The detector's default scorer: sentence-level e-c (the detector reads per-sentence e, n, c).
 DETECTOR_CONFIG = "e-c"
+#: With a tagger: hybrid, whose verdict is a calibrated probability, so the passage flag follows a calibrated judge
+#: (:mod:`veridic.detect.pipeline`); its sentence verdicts are e-c's, as the rules read them.
+PIPELINE_CONFIG = "hybrid"
+
+
+def default_config(*, tagger: Any = None) -> str:
+    """The scorer a detector is built with when none is named: :data:`PIPELINE_CONFIG` with a tagger, else
+    :data:`DETECTOR_CONFIG`.
+
+    >>> default_config(), default_config(tagger="runs/tagger")
+    ('e-c', 'hybrid')
+    """
+    return DETECTOR_CONFIG if tagger is None else PIPELINE_CONFIG
 
 
 def load_detector(*, config: Any = None, model: str | None = None, backend: str = "auto", index: str | None = None, k: int = 5,
                    rerank: bool = False, batch_size: int = 32, device: str = "cpu", dtype: str = "auto",
                    phrase_spans: bool = True, tagger: Any = None, flag_threshold: float | None = None) -> Any:
-    """Build the scorer (``config``: a ScorerConfig or name, default e-c), spaCy pipeline and (optional) index,
+    """Build the scorer (``config``: a ScorerConfig or name, default :func:`default_config`), spaCy pipeline and (optional) index,
     and the detector over them: what ``veridic detect``, ``veridic serve --detect`` and the benchmarks load.
 
     ``backend``: the library's default, ``auto`` (the model's int8 ONNX export on the CPU where it runs the
@@ -37,7 +50,7 @@ def load_detector(*, config: Any = None, model: str | None = None, backend: str 
     from veridic.detect.detector import HallucinationDetector
     from veridic.factory import load_scorer
 
-    scorer = load_scorer(config if config is not None else DETECTOR_CONFIG, model=model, backend=backend, batch_size=batch_size,
+    scorer = load_scorer(config if config is not None else default_config(tagger=tagger), model=model, backend=backend, batch_size=batch_size,
                          device=device, dtype=dtype)
     b = getattr(scorer, "backend", None)
     if rerank and index is not None and b is None:

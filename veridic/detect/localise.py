@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["deletable_phrases", "without", "Deletion", "choose"]
+__all__ = ["deletable_phrases", "deletion_units", "without", "Deletion", "choose"]
 
 # Optional constituents: deleting one leaves a grammatical sentence that says less.
 _OPTIONAL_DEPS = frozenset({"prep", "agent", "npadvmod", "advmod", "amod", "nummod", "appos", "relcl", "acl", "advcl",
@@ -75,6 +75,15 @@ def deletable_phrases(sentence: Any) -> list[tuple[int, int]]:
         if (a, b) not in out:
             out.append((a, b))
     return out
+
+
+def deletion_units(sentence: Any, spans: Sequence[tuple[int, int]], *, default: tuple[int, int]) -> list[tuple[int, int]]:
+    """For each character range of ``spans`` inside ``sentence``, the smallest optional constituent
+    (:func:`deletable_phrases`, as character offsets) holding it, else ``default``: what a deleting edit of that
+    range must remove to leave a sentence."""
+    doc = sentence.doc
+    units = sorted(((doc[x:y].start_char, doc[x:y].end_char) for x, y in deletable_phrases(sentence)), key=lambda u: (u[1] - u[0], u[0]))
+    return [next((u for u in units if u[0] <= a and b <= u[1]), default) for a, b in spans]
 
 
 def _joined(left: Any, right: Any) -> bool:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from veridic.detect.edit import apply_edits
-from veridic.detect.localise import deletable_phrases, entailed, non_overlapping
+from veridic.detect.localise import deletion_units, entailed, non_overlapping
 from veridic.detect.result import DetectionResult, HallucinationSpan
 from veridic.detect.tagger import TaggedSpan, spans_from_probs
 from veridic.detect.tags import to_tagged
@@ -92,12 +92,12 @@ class TaggedDetector:
                     queries: Sequence[str] | None = None, progress: bool = False) -> list[DetectionResult]:
         """The rule detector's checks (input validation, retrieval and abstentions included), then the tagger on the
         same evidence, merged passage by passage."""
-        ruled = self.detector.detect_many(passages=passages, evidences=evidences, queries=queries, progress=progress)
+        ruled, pdocs, edocs = self.detector.detect_parsed(passages=passages, evidences=evidences, queries=queries, progress=progress)
         todo = [i for i, r in enumerate(ruled) if r.judged]
         probs = self.tagger.char_probabilities(sources=[ruled[i].evidence for i in todo], claims=[ruled[i].passage for i in todo])
         out = list(ruled)
         for i, p in zip(todo, probs):
-            out[i] = self._merge(ruled[i], p)
+            out[i] = self._merge(ruled[i], p, doc=pdocs[i], evidence_doc=edocs[ruled[i].evidence])
         return out
 
     # ------------------------------------------------------------------ internals
@@ -106,13 +106,11 @@ class TaggedDetector:
         judge_says = score is not None and self.judge.decide(score) == "unsupported"
         return judge_says or any(t.score >= self.flag_threshold for t in proposals)
 
-    def _merge(self, result: DetectionResult, char_probs: np.ndarray) -> DetectionResult:
+    def _merge(self, result: DetectionResult, char_probs: np.ndarray, *, doc: Any, evidence_doc: Any) -> DetectionResult:
         passage = result.passage
         proposals = spans_from_probs(passage, char_probs, threshold=self.tagger.threshold)
         if not self._flagged(result, proposals):
             return replace(result, spans=(), edited=passage, tagged=passage)
-        doc = self.detector.nlp(passage)
-        evidence_doc = self.detector.nlp(result.evidence) if proposals else None
         spans: list[HallucinationSpan] = []
         used: set[int] = set()
         for t in proposals:
@@ -138,7 +136,7 @@ class TaggedDetector:
     def _type(self, doc: Any, evidence_doc: Any, t: TaggedSpan, sv: Any) -> str:
         ents = [e for e in doc.ents if e.start_char < t.end and e.end_char > t.start]
         names = [e for e in ents if e.label_ not in _VALUE_LABELS] or ents
-        seen = {e.text.lower() for e in evidence_doc.ents} if evidence_doc is not None else set()
+        seen = {e.text.lower() for e in evidence_doc.ents}
         contradicted = sv is not None and sv.c >= max(sv.e, sv.n) and sv.c >= self.detector.contradiction_threshold
         return sentence_type(has_name=bool(names), name_in_evidence=any(e.text.lower() in seen for e in names),
                              contradicted=contradicted)
@@ -159,6 +157,4 @@ def _deletion_unit(doc: Any, a: int, b: int) -> tuple[int, int]:
     sent = next((s for s in doc.sents if s.start_char <= a < s.end_char), None)
     if sent is None:
         return (a, b)
-    units = sorted(((doc[x:y].start_char, doc[x:y].end_char) for x, y in deletable_phrases(sent)), key=lambda u: (u[1] - u[0], u[0]))
-    end = max(b, sent.end_char)
-    return next((u for u in units if u[0] <= a and b <= u[1]), (min(a, sent.start_char), end))
+    return deletion_units(sent, [(a, b)], default=(min(a, sent.start_char), max(b, sent.end_char)))[0]

@@ -111,13 +111,13 @@ def _char_f1(rows: Sequence[dict[str, Any]], probs: Sequence[np.ndarray], thresh
 
 def fit_threshold(tagger: Any, rows: Sequence[dict[str, Any]], thresholds: Sequence[float]) -> tuple[float, dict[str, float]]:
     """The threshold with the best pooled character F1 on ``rows`` (ties: the higher threshold, fewer flags)."""
-    if not rows:
-        raise InputError("No held-back rows to fit the threshold on; raise held_back_fraction.")
     probs = tagger.char_probabilities(sources=[r["source"] for r in rows], claims=[r["claim"] for r in rows])
     return _best_threshold(rows, probs, thresholds)
 
 
 def _best_threshold(rows: Sequence[dict[str, Any]], probs: Sequence[np.ndarray], thresholds: Sequence[float]) -> tuple[float, dict[str, float]]:
+    if not rows:
+        raise InputError("No held-back rows to fit the threshold on; raise held_back_fraction.")
     scores = {float(t): _char_f1(rows, probs, t) for t in thresholds}
     return max(scores, key=lambda t: (scores[t], t)), scores
 
@@ -234,8 +234,6 @@ def _finalise(final: Path, held_rows: Sequence[dict[str, Any]], config: TaggerTr
     meta = {"max_length": config.max_length, "threshold": 0.5, "config": asdict(config), "data": data_card or {}, "step": step,
             "finished": finished}
     atomic_write_text(final / TAGGER_FILE, json.dumps(meta, indent=2) + "\n")
-    if not held_rows:
-        raise InputError("No held-back rows to fit the threshold on; raise held_back_fraction.")
     probs = SpanTagger(final).char_probabilities(sources=[r["source"] for r in held_rows], claims=[r["claim"] for r in held_rows])
     threshold, scores = _best_threshold(held_rows, probs, config.thresholds)
     # The pipeline's flag threshold (veridic.detect.pipeline): fitted on the same rows, on the grid above the span threshold.
