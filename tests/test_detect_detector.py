@@ -13,7 +13,7 @@ from fakes import CONTRA, ENTAIL, NEUTRAL, FakeNLIBackend
 from veridic import ScorerConfig, build_scorer
 from veridic.detect import HallucinationDetector, LexiconSubjectivity, parse_tagged
 from veridic.errors import ConfigError, InputError
-from veridic.ling.align import minimal_replacement, normalise_value
+from veridic.ling._align import minimal_replacement, normalise_value
 
 spacy = pytest.importorskip("spacy")
 

@@ -219,7 +219,7 @@ def test_committed_suite_matches_its_source():
 
 
 def test_phrase_spans_mark_the_uncovered_phrases_of_a_flagged_sentence(nlp):
-    from veridic.ling.roles import uncovered_phrases
+    from veridic.ling._roles import uncovered_phrases
 
     ev = ("Media Play News is the voice of the home entertainment industry. It publishes a monthly magazine. "
           "The weather in Paris was mild.")

@@ -7,7 +7,7 @@ CPU and say why they fired:
 1. the passage is split into sentences and each is scored against the
    evidence by the NLI scorer (entailment/neutral/contradiction and the best
    evidence window, with offsets);
-2. phrase level (:mod:`veridic.ling.align`): an entity, number or date the
+2. phrase level (:mod:`veridic.ling._align`): an entity, number or date the
    evidence does not mention but whose same-type counterpart sits in a
    matching context → ``entity``, fixed with the evidence's value; a
    negation, antonym, verb, voice or argument-order difference with the
@@ -59,7 +59,7 @@ from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifie
 from veridic.detect.tags import _check_plain, to_tagged
 from veridic.errors import ConfigError, InputError
 from veridic.limits import check_text_length
-from veridic.ling.align import (
+from veridic.ling._align import (
     best_evidence_sentence,
     content_lemmas,
     entity_mismatches,
@@ -69,9 +69,9 @@ from veridic.ling.align import (
     polarity_clash,
     relation_flips,
 )
-from veridic.ling.roles import frames as _frames
-from veridic.ling.roles import lexical_coverage, restated, structural_errors, uncovered_phrases
-from veridic.ling.roles import mention as _mention
+from veridic.ling._roles import frames as _frames
+from veridic.ling._roles import lexical_coverage, restated, structural_errors, uncovered_phrases
+from veridic.ling._roles import mention as _mention
 from veridic.types import SentenceVerdict, Span, Verdict
 
 __all__ = ["PHRASE_SCOPES", "HallucinationDetector", "Retriever"]
@@ -761,7 +761,7 @@ def _known_after_all(text: str, numeric: bool, edoc: Any, ev_words: set[str]) ->
     ("England" / "English"), or a value with the same numbers ("roughly $13.7 billion" / "about 13.7
     billion US dollars", "between 1831 and 1836" / "from 1831 to 1836"); wording-only values ("each",
     "the following day", "a decade") have no number to compare and are left alone."""
-    from veridic.ling.roles import _stem_eq
+    from veridic.ling._roles import _stem_eq
 
     t = re.sub(r"'s$|’s$", "", text.strip())
     low = t.lower()

@@ -38,7 +38,7 @@ from veridic.ling.lexical import content_words
 from veridic.nli.backend import NLIBackend
 from veridic.registry import SCORERS
 from veridic.text import chunk_text, split_sentences
-from veridic.text.chunking import TokenOffsets
+from veridic.text._chunking import TokenOffsets
 from veridic.types import Label, SentenceVerdict, Span, StructureConflict, Verdict, is_blank, normalise_context
 
 __all__ = ["NLIScorer"]

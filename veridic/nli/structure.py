@@ -3,7 +3,7 @@
 A small NLI model reads something close to a bag of words: the embedded one entails "YouTube
 acquired Google" from "Google acquired YouTube". :class:`StructureCheck` parses a claim sentence and
 the source window the model judged it against (spaCy) and compares their predicate frames
-(:mod:`veridic.ling.roles`, the detector's frame check). A sentence is in *conflict* with its
+(:mod:`veridic.ling._roles`, the detector's frame check). A sentence is in *conflict* with its
 evidence when
 
 * ``swap``: the same predicate holds two of its arguments in exchanged roles ("YouTube acquired
@@ -94,7 +94,7 @@ class StructureCheck:
         Claims are parsed first: one with no predicate frame and no "from … to …" route cannot conflict with
         anything, so its evidence is never parsed (about a fifth of summary sentences, a third of dialogue turns).
         """
-        from veridic.ling.roles import has_structure
+        from veridic.ling._roles import has_structure
 
         live = [i for i, (c, e) in enumerate(pairs) if c.strip() and e.strip()]
         cdocs = dict(zip(live, self._docs([pairs[i][0] for i in live])))
@@ -111,7 +111,7 @@ class StructureCheck:
 
     @staticmethod
     def _first_conflict(cdoc: Any, edoc: Any) -> StructureConflict | None:
-        from veridic.ling.roles import frames, structural_errors
+        from veridic.ling._roles import frames, structural_errors
 
         efs = frames(edoc[:])
         for sent in cdoc.sents:

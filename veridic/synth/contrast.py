@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from veridic.errors import ConfigError, InputError, did_you_mean
-from veridic.ling.lexicon import (
+from veridic.ling._lexicon import (
     CONVERSES,
     IRREGULAR_PARTICIPLES,
     QUANTIFIER_FLIPS,

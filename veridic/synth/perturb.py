@@ -96,8 +96,8 @@ _NUMBER_WORDS = [
 _ORDINAL_WORDS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
 _SCALE_WORDS = {"thousand": "million", "million": "billion", "billion": "million", "hundred": "thousand"}
 
-from veridic.ling.lexicon import ANTONYMS as _ANTONYMS  # noqa: E402
-from veridic.ling.lexicon import NEG_CONTRACTIONS as _NEG_CONTRACTIONS  # noqa: E402
+from veridic.ling._lexicon import ANTONYMS as _ANTONYMS  # noqa: E402
+from veridic.ling._lexicon import NEG_CONTRACTIONS as _NEG_CONTRACTIONS  # noqa: E402
 
 _DO_SUPPORT = {"VBD": "did", "VBZ": "does", "VBP": "do"}
 

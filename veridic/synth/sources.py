@@ -100,7 +100,7 @@ def pomo_modifier_pairs(path: str | Path, *, n_neutral: int, n_entail: int, seed
 
 def split_document(text: str) -> list[str]:
     """Sentences of a document, via veridic's blingfire splitter (what the scorer uses)."""
-    from veridic.text.sentences import split_sentences
+    from veridic.text._sentences import split_sentences
 
     sents: list[str] = []
     for para in re.split(r"\n\s*\n|\n", text):

@@ -28,8 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from veridic.ling.lexicon import ANTONYMS as _ANTONYMS  # one lexicon for generator and detector
-from veridic.ling.lexicon import NEG_CONTRACTIONS as _NEG_CONTRACTIONS
+from veridic.ling._lexicon import ANTONYMS as _ANTONYMS  # one lexicon for generator and detector
+from veridic.ling._lexicon import NEG_CONTRACTIONS as _NEG_CONTRACTIONS
 
 __all__ = [
     "EntityMatch",

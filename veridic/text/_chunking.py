@@ -17,7 +17,7 @@ import bisect
 from collections.abc import Sequence
 
 from veridic.errors import ConfigError
-from veridic.text.sentences import split_sentences
+from veridic.text._sentences import split_sentences
 from veridic.types import Span
 
 __all__ = ["TokenOffsets", "chunk_text", "sentence_windows"]

