@@ -49,7 +49,7 @@ def main() -> int:
 
     import veridic
 
-    # Read the data folder here, not through veridic: the other version being compared may predate veridic.io.paths.
+    # Read the data folder here, not through veridic: the other version being compared may predate veridic.io._paths.
     data = Path(os.environ["VERIDIC_DATA"]) if os.environ.get("VERIDIC_DATA") else Path(__file__).resolve().parents[2] / "shared" / "data"
     rows = sample(data / "bench")
     sources, claims = [r["source"] for r in rows], [r["claim"] for r in rows]

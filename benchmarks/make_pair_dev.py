@@ -21,7 +21,7 @@ import json
 import random
 from pathlib import Path
 
-from veridic.io.atomic import atomic_write_text
+from veridic.io._atomic import atomic_write_text
 from veridic.train.data import LABEL_IDS, is_held_out, read_nli_file
 
 #: sentence-pair NLI sets (short premises); long-document sets would duplicate the summarization task.

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 import veridic
 from veridic import ScorerConfig, build_scorer
 from veridic.errors import DataFormatError, InputError
-from veridic.io.records import record_to_pair
+from veridic.io._records import record_to_pair
 from veridic.limits import check_claim, claim_sentences
 from veridic.service._settings import estimate_pair_cost
 from veridic.text import split_sentences

@@ -91,7 +91,7 @@ def test_a_symlinked_or_read_only_output_is_refused_and_left_alone(tmp_path):
 
 def test_a_read_only_output_is_refused_even_for_root(tmp_path, monkeypatch):
     # root may write anything, so the check is exercised through the access() answer a normal user gets
-    import veridic.io.atomic as atomic
+    import veridic.io._atomic as atomic
 
     ro = tmp_path / "ro.csv"
     ro.write_text("old\n")

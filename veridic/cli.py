@@ -224,7 +224,7 @@ if typer is not None:
 
         verdict = load_scorer(cfg, reuse=False, **load).score(sources=[src], claims=[clm], contexts=[ctx])[0]
         if output not in (None, "-"):
-            from veridic.io.atomic import atomic_write_text
+            from veridic.io._atomic import atomic_write_text
 
             # a crash leaves the old file or the new one, never half of one (unique temp name, fsynced, mode kept)
             atomic_write_text(output, json.dumps(verdict.to_dict(), ensure_ascii=False, indent=2) + "\n")
@@ -248,7 +248,7 @@ if typer is not None:
                 write_records(cut, list(itertools.islice(read_records(inp), limit)))
                 inp = cut
             out = Path(tmp) / f"out.{_need_format(fmt, 'output')}" if output == "-" else Path(output)
-            from veridic.io.records import _format_of
+            from veridic.io._records import _format_of
 
             _format_of(out)  # an unwritable output format fails before the model loads
             from veridic.factory import load_scorer

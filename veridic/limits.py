@@ -10,7 +10,7 @@ budget and long to the model.
 Two limits bound a claim, whatever reads it: ``$VERIDIC_MAX_CLAIM_CHARS``
 (default 20,000 characters) and ``$VERIDIC_MAX_CLAIM_SENTENCES`` (default
 128 sentences); 0 turns a limit off. Sources keep their own guard
-(``$VERIDIC_MAX_SOURCE_CHARS``, :func:`veridic.io.records.max_source_chars`).
+(``$VERIDIC_MAX_SOURCE_CHARS``, :func:`veridic.io._records.max_source_chars`).
 
 >>> claim_sentences("One.\\nTwo\\nthree")
 3

@@ -50,7 +50,7 @@ def main() -> None:
     from veridic.detect.benchmark import load_contrast_suite, load_wice_spans
     from veridic.detect.cli import build_detector
     from veridic.detect.taxonomy import TAXONOMY
-    from veridic.io.atomic import atomic_write_text
+    from veridic.io._atomic import atomic_write_text
 
     det = build_detector(phrase_spans=not a.sentence_mode)
     rows = load_wice_spans(a.wice / f"{a.split}.jsonl")

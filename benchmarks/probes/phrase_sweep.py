@@ -55,7 +55,7 @@ def main() -> None:
 
     from veridic.detect.benchmark import load_contrast_suite, load_wice_spans, run_suite_benchmark, wice_span_f1
     from veridic.detect.cli import build_detector
-    from veridic.io.atomic import atomic_write_text
+    from veridic.io._atomic import atomic_write_text
 
     det = build_detector(phrase_spans=True)
     det.scorer = MemoScorer(det.scorer)

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from veridic.errors import DataFormatError, InputError
-from veridic.io.paths import default_data_dir
-from veridic.io.records import read_records
+from veridic.io._paths import default_data_dir
+from veridic.io._records import read_records
 
 __all__ = [
     "WEST_BROKEN_IDS",

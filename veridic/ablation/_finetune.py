@@ -122,7 +122,7 @@ def load_grounded(spec: str | Path, *, data_dir: str | Path | None = None, limit
     s = str(spec)
     if s.startswith("pomo:"):
         return pomo_grounded_examples(split=s.split(":", 1)[1], data_dir=data_dir, limit=limit)
-    from veridic.io.records import read_records
+    from veridic.io._records import read_records
 
     path = Path(s)
     if not path.is_file():
@@ -385,7 +385,7 @@ def train_grounded(*, examples: Sequence[GroundedExample], out_dir: str | Path, 
         skipped_too_long=too_long,
     )
     info = {"name": f"{Path(str(config.model)).name}-{config.variant}", "start_token": start_tok, "fine_tune": res.to_dict()}
-    from veridic.io.atomic import atomic_write_text
+    from veridic.io._atomic import atomic_write_text
 
     atomic_write_text(final / "veridic_model.json", json.dumps(info, indent=2, default=str) + "\n")
     return res

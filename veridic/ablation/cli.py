@@ -129,7 +129,7 @@ def run(
         full = report.to_dict(with_examples=True) if report is not None else dict(payload)
         if nli:
             full["nli_baseline"] = payload["nli_baseline"]
-        from veridic.io.atomic import atomic_write_text
+        from veridic.io._atomic import atomic_write_text
 
         atomic_write_text(out, json.dumps(full, indent=2) + "\n")
     if as_json:
@@ -181,7 +181,7 @@ def build(
 ) -> None:
     """Build a synthetic ablation set by editing a fact found in both grounding and target (§3.2.1)."""
     from veridic.ablation._builder import build_ablation_set
-    from veridic.io.records import read_records, write_records
+    from veridic.io._records import read_records, write_records
 
     try:
         rows = list(read_records(input))
@@ -228,7 +228,7 @@ def train(
         res = train_grounded(examples=examples, out_dir=out_dir, config=cfg, resume=resume, progress=progress)
     except VeridicError as exc:
         _fail(exc)
-    from veridic.io.atomic import atomic_write_text
+    from veridic.io._atomic import atomic_write_text
 
     atomic_write_text(Path(out_dir) / "train_result.json", json.dumps(res.to_dict(), indent=2, default=str) + "\n")
     typer.echo(

@@ -288,7 +288,7 @@ class Store:
         return n
 
     def import_items(self, path: str | Path, *, project: str, task: str, k: int = 5) -> int:
-        from veridic.io.records import read_records
+        from veridic.io._records import read_records
 
         self.create_project(project, task=task, k=k)
         return self.add_items(project, read_records(path), source_name=str(path))
@@ -605,7 +605,7 @@ class Store:
                      "flags": v.flags} for c, v in zip(consensus(votes), votes)]
         else:
             raise ConfigError(f"what must be 'judgments' or 'consensus'; got {what!r}.")
-        from veridic.io.atomic import atomic_open, check_output_path
+        from veridic.io._atomic import atomic_open, check_output_path
 
         p = Path(path)
         if p.suffix not in (".jsonl", ".csv"):
@@ -639,7 +639,7 @@ def _aware(t):
     return t if t.tzinfo is not None else t.replace(tzinfo=_dt.UTC)
 
 
-from veridic.io.records import csv_safe  # noqa: E402 - one definition for every CSV veridic writes
+from veridic.io._records import csv_safe  # noqa: E402 - one definition for every CSV veridic writes
 
 
 def _as_json(value: Any, *, what: str, path: str, row: int) -> Any:

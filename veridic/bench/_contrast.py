@@ -129,7 +129,7 @@ def write_contrast_report(*, result: Any, scorers: Sequence[Any], out_dir: str |
     threshold; scorers without one (word overlap, score files) at their oracle threshold.
     Returns the written paths (empty when the run held no contrast data).
     """
-    from veridic.io.atomic import atomic_write_text
+    from veridic.io._atomic import atomic_write_text
 
     suites = [ds for ds in result.datasets if _is_suite(ds)]
     if not suites:

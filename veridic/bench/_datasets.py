@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from veridic.errors import ConfigError, DataFormatError, InputError, RegistryError, did_you_mean
-from veridic.io.records import read_records, record_to_pair
+from veridic.io._records import read_records, record_to_pair
 from veridic.registry import DATASET_GROUPS
 from veridic.types import Pair
 
@@ -118,7 +118,7 @@ def dataset_groups() -> list[str]:
 
 def default_bench_dir() -> Path:
     """Where the ``dev`` group lives: ``$VERIDIC_DATA/bench`` or ``<repo>/../shared/data/bench``."""
-    from veridic.io.paths import default_data_dir
+    from veridic.io._paths import default_data_dir
 
     return default_data_dir("bench").resolve()
 

@@ -377,7 +377,7 @@ def write_scores_table(*, result: BenchResult, path: str | Path) -> Path:
     """Per-example scores: one row per reported example (id, dataset, label), one column per scorer (CSV)."""
     import csv
 
-    from veridic.io.atomic import atomic_open
+    from veridic.io._atomic import atomic_open
 
     names = result.scorer_names
     path = Path(path)
@@ -440,7 +440,7 @@ def write_report(*, result: BenchResult, out_dir: str | Path, command: str, figu
     figs = plot_roc_curves(result=result, out_dir=out_dir) if figures else {}
     report = build_report(result=result, command=command, figures=figs)
     json_path = out_dir / "report.json"
-    from veridic.io.atomic import atomic_write_text
+    from veridic.io._atomic import atomic_write_text
 
     atomic_write_text(json_path, json.dumps(report, indent=1, ensure_ascii=False, allow_nan=False))
     md_path = out_dir / "report.md"

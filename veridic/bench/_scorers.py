@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from veridic.errors import DataFormatError, InputError
-from veridic.io.records import read_records
+from veridic.io._records import read_records
 from veridic.registry import (
     ENTRY_POINT_GROUP,
     ScorerSpec,

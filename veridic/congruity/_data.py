@@ -182,7 +182,7 @@ class CongruityExample:
 
 def pomo_dir(data_dir: str | Path | None = None) -> Path:
     """``<data_dir>/pomo`` (default data dir: ``$VERIDIC_DATA`` or ``../shared/data`` from the repo)."""
-    from veridic.io.paths import default_data_dir
+    from veridic.io._paths import default_data_dir
 
     d = Path(data_dir) if data_dir is not None else default_data_dir()
     return d if d.name == "pomo" else d / "pomo"
@@ -359,7 +359,7 @@ def _from_row(row: dict[str, Any], where: str) -> CongruityExample:
 
 def load_generic(path: str | Path) -> list[CongruityExample]:
     """Read the generic JSONL format of the module docstring (also ``.csv``/``.parquet`` via veridic.io)."""
-    from veridic.io.records import read_records
+    from veridic.io._records import read_records
 
     return [_from_row(dict(r), f"{path} row {i}") for i, r in enumerate(read_records(path))]
 

@@ -314,7 +314,7 @@ def train_multiple_choice(*, items: Sequence[MCItem], out_dir: str | Path, confi
         config=run_config,
         curve=_curve(trainer.state.log_history),
     )
-    from veridic.io.atomic import atomic_write_text
+    from veridic.io._atomic import atomic_write_text
 
     atomic_write_text(final / MC_MARKER, json.dumps(res.to_dict(), indent=2) + "\n")
     return res
@@ -329,7 +329,7 @@ def _scorable_checkpoints(tokenizer: Any, run_config: dict[str, Any], *, steps_p
     curve up to it. Built on call so that importing this module (scoring,
     ``is_mc_model``) does not import transformers.
     """
-    from veridic.io.atomic import atomic_write_text
+    from veridic.io._atomic import atomic_write_text
     from veridic.lm._training import TrainerCallbackBase
 
     class ScorableCheckpoints(TrainerCallbackBase):  # type: ignore[misc,valid-type]

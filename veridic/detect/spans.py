@@ -47,7 +47,7 @@ from typing import Any, NamedTuple, Protocol
 from veridic.detect.benchmark import _bootstrap, _char_mask, _f1_from
 from veridic.errors import DataFormatError, InputError, did_you_mean
 from veridic.io import iter_jsonl
-from veridic.io.paths import default_data_dir
+from veridic.io._paths import default_data_dir
 from veridic.ling.lexical import content_words
 from veridic.ling.lexical import tokens as lexical_tokens
 
@@ -621,7 +621,7 @@ def write_span_report(report: dict[str, Any], out_dir: str | Path) -> tuple[Path
     """Write ``spans.json`` and ``spans.md`` into ``out_dir`` (created), each atomically."""
     import json
 
-    from veridic.io.atomic import atomic_write_text
+    from veridic.io._atomic import atomic_write_text
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

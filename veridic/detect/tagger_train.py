@@ -229,7 +229,7 @@ def _finalise(final: Path, held_rows: Sequence[dict[str, Any]], config: TaggerTr
               step: int, finished: bool) -> dict[str, Any]:
     """Write ``tagger.json`` beside the weights in ``final``, with the threshold fitted on ``held_rows``."""
     from veridic.detect.tagger import TAGGER_FILE, SpanTagger
-    from veridic.io.atomic import atomic_write_text
+    from veridic.io._atomic import atomic_write_text
 
     meta = {"max_length": config.max_length, "threshold": 0.5, "config": asdict(config), "data": data_card or {}, "step": step,
             "finished": finished}

@@ -1,7 +1,7 @@
 """Readers and writers for row files, and atomic writes for every output veridic produces."""
 
-from veridic.io.atomic import atomic_open, atomic_path, atomic_write_bytes, atomic_write_text, check_output_path
-from veridic.io.records import (
+from veridic.io._atomic import atomic_open, atomic_path, atomic_write_bytes, atomic_write_text, check_output_path
+from veridic.io._records import (
     MAX_SOURCE_CHARS,
     SUPPORTED_SUFFIXES,
     check_output,

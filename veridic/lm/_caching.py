@@ -51,7 +51,7 @@ class CachingLM:
         self._model_key = json.dumps([backend.model_id, backend.revision, d.get("dtype"), backend.max_length, d.get("backend")])
         self._db = None
         if path is not None:
-            from veridic.io.store import DiskStore
+            from veridic.io._store import DiskStore
 
             self._db = DiskStore(path)
 

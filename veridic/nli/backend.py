@@ -738,14 +738,14 @@ def _can_export() -> bool:
 
 def packed_onnx_dir(model_dir: str | Path) -> Path:
     """The ONNX int8 copy of a packed model (:mod:`veridic.nli.packed`), exported on first use into
-    :func:`veridic.io.paths.model_cache_dir` and reused after.
+    :func:`veridic.io._paths.model_cache_dir` and reused after.
 
     A packed model ships its weights once, as int8 rows, to keep the package small; ONNX Runtime runs
     int8 about five times faster than torch on a CPU. The copy is keyed by the model's revision, so
     new weights get a new copy, and it is written to a temporary folder and renamed into place, so an
     interrupted export is never used.
     """
-    from veridic.io.paths import model_cache_dir
+    from veridic.io._paths import model_cache_dir
 
     src = Path(model_dir)
     rev = (_read_revision(src) or "unversioned").replace(":", "-")
@@ -806,7 +806,7 @@ class CachedBackend:
     Scorers that share pairs (``e`` and ``e-c``, sentence-level and hybrid)
     then share model calls, in the spirit of lm-evaluation-harness's
     ``CachingLM``. With ``path`` the cache also lives on disk (a
-    :class:`~veridic.io.store.DiskStore` folder, keyed by the model's id and
+    :class:`~veridic.io._store.DiskStore` folder, keyed by the model's id and
     revision too), so a later run reuses it. Cached
     results are exactly the wrapped backend's, since predictions are
     deterministic per pair (MC dropout is seeded per pair). On disk, new
@@ -827,7 +827,7 @@ class CachedBackend:
         self.misses = 0
         self._db = None
         if path is not None:
-            from veridic.io.store import DiskStore
+            from veridic.io._store import DiskStore
 
             self._db = DiskStore(path)
             self._model_key = json.dumps([_canonical_model_id(backend.model_id), backend.revision, backend.describe().get("dtype"), backend.max_length])

@@ -87,7 +87,7 @@ class HybridWeights:
         return cls.from_dict(json.loads(Path(path).read_text()))
 
     def save(self, path: str | Path) -> None:
-        from veridic.io.atomic import atomic_write_text
+        from veridic.io._atomic import atomic_write_text
 
         atomic_write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
 

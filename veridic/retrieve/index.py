@@ -343,13 +343,13 @@ class EvidenceIndex:
     @classmethod
     def check_output(cls, path: str | Path) -> Path:
         """Fail before any indexing when ``path`` cannot take a saved index (a file, a foreign folder, not writable)."""
-        from veridic.io.atomic import check_output_dir
+        from veridic.io._atomic import check_output_dir
 
         return check_output_dir(path, owned=cls.FILES, what="index folder")
 
     def save(self, path: str | Path) -> Path:
         """Write the index folder atomically: built beside ``path``, then swapped in (an earlier index is never left half-replaced)."""
-        from veridic.io.atomic import atomic_dir
+        from veridic.io._atomic import atomic_dir
 
         out = self.check_output(path)
         with atomic_dir(out) as tmp:

@@ -15,7 +15,7 @@ chunk whose rows are all there is not scored at all. Scored chunks are
 appended (fsynced) to a ``.partial.jsonl`` checkpoint beside the output (a
 crash loses at most the chunk being written; a cut-off last line is dropped
 on resume); the output itself — JSONL or Parquet — is written only when the
-run completes, to a temp file renamed over it (:mod:`veridic.io.atomic`), so
+run completes, to a temp file renamed over it (:mod:`veridic.io._atomic`), so
 an earlier output is never left half-written or emptied.
 
 The driver reads the input (veridic's readers, with their row-numbered
@@ -234,7 +234,7 @@ def score_file_ray(
     input, output = Path(input), Path(output)
     if not output.name.endswith((".jsonl", ".parquet")):
         raise ConfigError(f"--engine ray writes .jsonl or .parquet; got {output.name!r}.")
-    from veridic.io.atomic import check_output_path
+    from veridic.io._atomic import check_output_path
 
     check_output_path(output)  # an uncreatable output fails now, not after every chunk was scored
     checkpoint = _checkpoint_path(output)

@@ -69,7 +69,7 @@ if typer is not None:
             sys.stderr.write(f"error: --held-back-fraction must be in [0, 0.5), got {held_back_fraction}\n")
             raise typer.Exit(code=2)
         nlp = _load_spacy(spacy_model)
-        from veridic.io.paths import default_data_dir
+        from veridic.io._paths import default_data_dir
         from veridic.synth.corpus import build_contrast_corpus
 
         _print_summary(lambda: build_contrast_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp, seed=seed, sources=sources or None,
@@ -93,7 +93,7 @@ if typer is not None:
             sys.stderr.write("error: --n-premises must be >= 1, --n-held-back >= 0 and --held-back-fraction in [0, 0.5)\n")
             raise typer.Exit(code=2)
         nlp = _load_spacy(spacy_model, disable=["parser", "lemmatizer"])  # NER only
-        from veridic.io.paths import default_data_dir
+        from veridic.io._paths import default_data_dir
         from veridic.synth.frames import build_frame_corpus
 
         _print_summary(lambda: build_frame_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp, n_premises=n_premises,
@@ -120,7 +120,7 @@ if typer is not None:
         nlp = _load_spacy(spacy_model)
         import gzip
 
-        from veridic.io.paths import default_data_dir
+        from veridic.io._paths import default_data_dir
         from veridic.synth.spans import build_span_corpus, eval_shingles
 
         data = data_dir or default_data_dir()

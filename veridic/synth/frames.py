@@ -309,7 +309,7 @@ def build_frame_corpus(*, data_dir: Any, out: Any, nlp: Any, n_premises: int, n_
     from collections import Counter
     from pathlib import Path
 
-    from veridic.io.atomic import atomic_path
+    from veridic.io._atomic import atomic_path
     from veridic.synth.corpus import HELD_BACK_FRACTION, contrast_documents, is_held_back_doc
 
     docs = contrast_documents(data_dir=data_dir, sources=sources)

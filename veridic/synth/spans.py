@@ -135,7 +135,7 @@ def build_span_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any, n: int
     """Generate about ``n`` span examples over ``sources`` (:data:`veridic.synth.corpus.DEFAULT_SOURCES` names) and
     write them to ``out`` (JSON lines, gzip, atomically). ``exclude``: shingles of text never to train on
     (:func:`eval_shingles` of the evaluation sources). Returns counts per kind."""
-    from veridic.io.atomic import atomic_path
+    from veridic.io._atomic import atomic_path
     from veridic.synth.corpus import contrast_documents
     from veridic.synth.perturb import SyntheticGenerator
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from veridic.errors import DataFormatError, InputError
 from veridic.io import iter_jsonl
-from veridic.io.paths import default_data_dir
+from veridic.io._paths import default_data_dir
 
 __all__ = [
     "LABELS",

@@ -894,7 +894,7 @@ class Trainer:
             summary["versions"] = {"torch": torch.__version__, "transformers": transformers.__version__}
         except ImportError:  # pragma: no cover
             pass
-        from veridic.io.atomic import atomic_write_text
+        from veridic.io._atomic import atomic_write_text
 
         atomic_write_text(self.out / "training_summary.json", json.dumps(summary, indent=2))
         self._log({"final": str(final), "step": step, "stopped_by": stopped_by,

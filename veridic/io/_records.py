@@ -230,8 +230,8 @@ def _finite(value: Any) -> Any:
 
 
 def check_output(path: str | Path) -> Path:
-    """Check an output path before any work: known suffix, creatable, not a folder (see :func:`veridic.io.atomic.check_output_path`)."""
-    from veridic.io.atomic import check_output_path
+    """Check an output path before any work: known suffix, creatable, not a folder (see :func:`veridic.io._atomic.check_output_path`)."""
+    from veridic.io._atomic import check_output_path
 
     path = Path(path)
     _format_of(path)
@@ -248,7 +248,7 @@ def write_records(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> int:
     ``= + - @`` (or tab/CR) gets a leading ``'`` (:func:`csv_safe`), so a
     spreadsheet shows it as text instead of running it as a formula.
     """
-    from veridic.io.atomic import check_replaceable
+    from veridic.io._atomic import check_replaceable
 
     path = Path(path)
     fmt = _format_of(path)
@@ -277,7 +277,7 @@ def _dumps(value: Any) -> str:
 
 
 def _write(path: Path, fmt: str, rows: list[Mapping[str, Any]]) -> None:
-    from veridic.io.atomic import atomic_open, atomic_path
+    from veridic.io._atomic import atomic_open, atomic_path
 
     if fmt in ("jsonl", "json"):
         with atomic_open(path, "w", encoding="utf-8") as fh:
