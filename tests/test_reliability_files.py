@@ -319,7 +319,7 @@ def _index(texts):
 
 def test_index_save_failure_keeps_the_earlier_index_whole(tmp_path, monkeypatch):
     from veridic.retrieve import EvidenceIndex
-    from veridic.retrieve import index as index_mod
+    from veridic.retrieve import _index as index_mod
 
     out = tmp_path / "idx"
     _index(["Paris is in France.", "Rome is in Italy."]).save(out)
@@ -348,7 +348,7 @@ def test_index_save_replaces_an_earlier_index(tmp_path):
 
 
 def test_index_output_is_checked_before_any_work(tmp_path, monkeypatch):
-    from veridic.retrieve import index as index_mod
+    from veridic.retrieve import _index as index_mod
     from veridic.retrieve.cli import app
 
     corpus = _jsonl(tmp_path / "c.jsonl", [{"id": "a", "text": "Paris is in France."}])

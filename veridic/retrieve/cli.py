@@ -1,4 +1,4 @@
-"""``veridic index``: build and search an evidence index (a thin shell over :mod:`veridic.retrieve.index`).
+"""``veridic index``: build and search an evidence index (a thin shell over :mod:`veridic.retrieve._index`).
 
 Mount with ``app.add_typer(index_app, name="index")``; also runnable as
 ``python -m veridic.retrieve.cli``.
@@ -42,7 +42,7 @@ if typer is not None:
     ) -> None:
         """Build an on-disk index (BM25 + dense MiniLM embeddings)."""
         from veridic.nli.backend import check_device
-        from veridic.retrieve.index import EvidenceIndex, MiniLMEncoder, read_corpus
+        from veridic.retrieve._index import EvidenceIndex, MiniLMEncoder, read_corpus
 
         try:
             check_device(device)
@@ -68,7 +68,7 @@ if typer is not None:
     ) -> None:
         """Top-k passages with document ids and offsets."""
         from veridic.nli.backend import check_device
-        from veridic.retrieve.index import EvidenceIndex, MiniLMEncoder
+        from veridic.retrieve._index import EvidenceIndex, MiniLMEncoder
 
         try:
             check_device(device)
@@ -97,7 +97,7 @@ if typer is not None:
         model: str | None = typer.Option(None, "--model", "-m"),
     ) -> None:
         """Recall@k: the share of queries with a gold document among the top k."""
-        from veridic.retrieve.index import EvidenceIndex, MiniLMEncoder, recall_at_k
+        from veridic.retrieve._index import EvidenceIndex, MiniLMEncoder, recall_at_k
 
         try:
             reranker = None
