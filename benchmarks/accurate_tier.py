@@ -44,8 +44,8 @@ def heldout(*, models: dict[str, str], config: str) -> dict:
     """3-way accuracy of each model on the config's held-back real rows, the majority class beside it."""
     from transformers import AutoTokenizer
 
-    from veridic.nli.backend import load_sequence_classifier
-    from veridic.nli.models import resolve_model_path
+    from veridic.nli._backend import load_sequence_classifier
+    from veridic.nli._models import resolve_model_path
     from veridic.train.data import NOT_ENTAILMENT
     from veridic.train.evaluate import evaluate_nli
     from veridic.train.loop import Trainer, load_config

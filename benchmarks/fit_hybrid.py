@@ -34,7 +34,7 @@ from veridic import build_scorer
 from veridic.bench._datasets import load_datasets
 from veridic.config import ScorerConfig
 from veridic.nli import CachedBackend, load_backend
-from veridic.nli.hybrid import ALL_FEATURES, HybridWeights, features_from_verdict, fit_hybrid
+from veridic.nli._hybrid import ALL_FEATURES, HybridWeights, features_from_verdict, fit_hybrid
 
 CANDIDATE_SETS = (
     ("ec_mean",),

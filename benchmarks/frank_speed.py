@@ -34,7 +34,7 @@ def main() -> None:
     if args.naive:
         from transformers import pipeline
 
-        from veridic.nli.backend import embedded_model_path
+        from veridic.nli._backend import embedded_model_path
 
         clf = pipeline("text-classification", model=str(embedded_model_path()), top_k=None, truncation=True)
         out = [clf({"text": s, "text_pair": c}) for s, c in zip(srcs, clms)]

@@ -123,7 +123,7 @@ ADAPTERS = {"score_frame": ("pandas", frames), "langchain": ("langchain_core", l
 
 def clear_parse_cache() -> None:
     """Empty the structure check's parse cache, so no run reuses the parses of the run before it."""
-    from veridic.nli.structure import load_structure_check
+    from veridic.nli._structure import load_structure_check
 
     try:
         load_structure_check()._cache.clear()

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from veridic.nli.hybrid import fit_hybrid
+from veridic.nli._hybrid import fit_hybrid
 
 
 def _rows(folder: Path) -> list[dict]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from veridic.nli import load_backend
-from veridic.nli.scorer import _words_key
+from veridic.nli._scorer import _words_key
 from veridic.text import split_sentences
 
 

@@ -27,7 +27,7 @@ import shutil
 from pathlib import Path
 
 from veridic.nli import export_onnx
-from veridic.nli.backend import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, embedded_model_path
+from veridic.nli._backend import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, embedded_model_path
 from veridic.nli.packed import write_packed
 
 BACKBONES = {

@@ -78,7 +78,7 @@ def tiny_int8_dir(tiny_nli_dir, tmp_path_factory) -> Path:
     import shutil
 
     from veridic.nli import export_onnx
-    from veridic.nli.backend import embedded_model_path
+    from veridic.nli._backend import embedded_model_path
 
     model = tmp_path_factory.mktemp("tiny-int8") / "model"
     shutil.copytree(tiny_nli_dir, model)

@@ -1,6 +1,6 @@
-"""The dummy NLI backend for unit tests (it ships in the package as ``veridic.nli.dummy``)."""
+"""The dummy NLI backend for unit tests (it ships in the package as ``veridic.nli._dummy``)."""
 
-from veridic.nli.dummy import CONTRA, ENTAIL, NEUTRAL, DummyNLIBackend
+from veridic.nli._dummy import CONTRA, ENTAIL, NEUTRAL, DummyNLIBackend
 
 FakeNLIBackend = DummyNLIBackend
 

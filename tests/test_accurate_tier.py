@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from veridic.nli.backend import embedded_model_path  # noqa: E402
+from veridic.nli._backend import embedded_model_path  # noqa: E402
 
 NAME = "veridic-nli-mpnet-l6"
 FOLDER = embedded_model_path(NAME)

@@ -18,7 +18,7 @@ from veridic.ais._auto import AutoAIS
 from veridic.ais._store import DeprecatedFieldWarning, StageError, Store
 from veridic.ais.cli import app
 from veridic.errors import ConfigError, DataFormatError
-from veridic.nli.labels import LabelMap
+from veridic.nli._labels import LabelMap
 
 runner = CliRunner()
 

@@ -104,7 +104,7 @@ def test_onnx_int8_runs_one_pair_per_call_and_dtype_picks_the_file(tiny_nli_dir,
 def test_file_tokenizer_encodes_as_the_transformers_tokenizer(tiny_nli_dir):
     from transformers import AutoTokenizer
 
-    from veridic.nli.backend import _FileTokenizer
+    from veridic.nli._backend import _FileTokenizer
 
     hf = AutoTokenizer.from_pretrained(tiny_nli_dir)
     ft = _FileTokenizer(tiny_nli_dir)
@@ -155,7 +155,7 @@ def test_auto_backend_picks_onnx_int8_only_where_it_runs_the_configuration(tiny_
 
     from veridic.factory import load_scorer
     from veridic.nli import export_onnx
-    from veridic.nli.backend import resolve_backend_kind
+    from veridic.nli._backend import resolve_backend_kind
 
     assert resolve_backend_kind("auto", model=tiny_nli_dir) == "torch"  # no ONNX export beside the weights
     model = tmp_path / "m"
@@ -179,7 +179,7 @@ def test_auto_backend_ignores_an_export_made_from_other_weights(tiny_nli_dir, tm
     import shutil
 
     from veridic.nli import export_onnx
-    from veridic.nli.backend import resolve_backend_kind
+    from veridic.nli._backend import resolve_backend_kind
 
     model = tmp_path / "m"
     shutil.copytree(tiny_nli_dir, model)

@@ -160,7 +160,7 @@ def test_device_cuda_without_cuda_is_refused_before_loading(monkeypatch):
 def test_device_auto_and_cuda_pick_the_gpu_when_cuda_is_there(monkeypatch):
     import torch
 
-    from veridic.nli.backend import check_device
+    from veridic.nli._backend import check_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
@@ -175,7 +175,7 @@ def test_the_torch_backend_moves_the_model_to_the_chosen_device(monkeypatch, tin
     # The CUDA branch on a CPU machine: availability mocked, and the move recorded instead of performed.
     import torch
 
-    from veridic.nli.backend import TorchNLIBackend
+    from veridic.nli._backend import TorchNLIBackend
 
     moved = []
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)

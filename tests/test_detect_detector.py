@@ -189,7 +189,7 @@ def test_plain_negation_in_a_supported_sentence_is_contradictory(nlp):
 @pytest.mark.slow
 def test_table1_with_the_embedded_model(nlp):
     from veridic.nli import load_backend
-    from veridic.nli.backend import embedded_model_path
+    from veridic.nli._backend import embedded_model_path
 
     if not (embedded_model_path() / "config.json").exists():
         pytest.skip("the embedded NLI model is not in this checkout")

@@ -141,7 +141,7 @@ def test_other_sentences_and_structural_spans_are_left_alone(nlp):
 
 
 def test_deletion_localisation_works_with_the_hybrid_scorer(nlp, tmp_path):
-    from veridic.nli.hybrid import HybridWeights
+    from veridic.nli._hybrid import HybridWeights
 
     HybridWeights(features=("ec_min",), mean=(0.0,), scale=(1.0,), coef=(3.0,), intercept=0.0).save(tmp_path / "h.json")
     scorer = build_scorer(ScorerConfig(method="hybrid", hybrid_weights=str(tmp_path / "h.json"), structure_check=False),

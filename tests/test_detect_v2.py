@@ -103,7 +103,7 @@ def test_any_scorer_that_returns_sentence_verdicts_works(nlp):
 
 
 def test_hybrid_scorer_does_not_crash(nlp, tmp_path):
-    from veridic.nli.hybrid import HybridWeights
+    from veridic.nli._hybrid import HybridWeights
 
     HybridWeights(features=("ec_min",), mean=(0.0,), scale=(1.0,), coef=(3.0,), intercept=0.0).save(tmp_path / "h.json")
     scorer = build_scorer(ScorerConfig(method="hybrid", hybrid_weights=str(tmp_path / "h.json"), structure_check=False),

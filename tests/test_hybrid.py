@@ -7,7 +7,7 @@ from test_scorer import SRC, WordBackend
 from veridic import ScorerConfig, build_scorer
 from veridic.errors import ConfigError
 from veridic.ling.lexical import lexical_features
-from veridic.nli.hybrid import ALL_FEATURES, HybridWeights, fit_hybrid
+from veridic.nli._hybrid import ALL_FEATURES, HybridWeights, fit_hybrid
 
 
 def test_lexical_features_catch_novel_numbers_and_names():

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from veridic.errors import ConfigError
-from veridic.nli.labels import LabelMap
+from veridic.nli._labels import LabelMap
 
 
 @pytest.mark.parametrize(

@@ -84,7 +84,7 @@ def test_the_layer_contract_is_kept():
 
 def test_the_core_does_not_load_the_capabilities():
     # Importing the scorer must not drag in the detector, the generators or the training code.
-    code = ("import sys, veridic, veridic.factory, veridic.nli.scorer, veridic.nli.hybrid, veridic.nli.structure; "
+    code = ("import sys, veridic, veridic.factory, veridic.nli._scorer, veridic.nli._hybrid, veridic.nli._structure; "
             "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('veridic.') and m.count('.') >= 1}))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300, check=True)
     loaded = set(eval(done.stdout))  # noqa: S307 - our own printed list

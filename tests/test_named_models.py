@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from veridic.errors import ModelLoadError
-from veridic.nli.models import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, embedded_model_path, resolve_model_path
+from veridic.nli._models import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, embedded_model_path, resolve_model_path
 
 
 def test_the_default_resolves_by_none_embedded_and_its_name():
@@ -16,7 +16,7 @@ def test_the_default_resolves_by_none_embedded_and_its_name():
 
 
 def test_a_named_model_absent_from_this_copy_says_what_it_is_and_what_to_do(monkeypatch, tmp_path):
-    import veridic.nli.models as models
+    import veridic.nli._models as models
 
     monkeypatch.setattr(models, "embedded_model_path", lambda name=EMBEDDED_MODEL_NAME: tmp_path / name)
     with pytest.raises(ModelLoadError, match="'veridic-nli-mpnet-l6' .*accurate tier.* is not in this copy of veridic.*use the default"):
@@ -25,7 +25,7 @@ def test_a_named_model_absent_from_this_copy_says_what_it_is_and_what_to_do(monk
 
 
 def test_a_shipped_model_is_named_by_its_folder(monkeypatch, tmp_path):
-    import veridic.nli.models as models
+    import veridic.nli._models as models
 
     (tmp_path / "veridic-nli-mpnet-l6").mkdir()
     (tmp_path / "veridic-nli-mpnet-l6" / "config.json").write_text("{}", encoding="utf-8")

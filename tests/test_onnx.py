@@ -38,7 +38,7 @@ def test_an_exported_model_scores_with_the_default_method(tiny_nli_dir, tmp_path
     from typer.testing import CliRunner
 
     from veridic.cli import app
-    from veridic.nli.backend import embedded_model_path
+    from veridic.nli._backend import embedded_model_path
 
     model = tmp_path / "model"
     shutil.copytree(tiny_nli_dir, model)

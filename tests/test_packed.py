@@ -79,7 +79,7 @@ def test_an_unknown_format_is_refused(tmp_path, tiny_nli_dir):
 
 @pytest.mark.integration
 def test_packed_embedded_model_stays_within_the_card_tolerance(tmp_path):
-    from veridic.nli.backend import embedded_model_path
+    from veridic.nli._backend import embedded_model_path
 
     src = embedded_model_path()
     if not (src / "model.safetensors").exists():
@@ -95,7 +95,7 @@ def test_packed_embedded_model_stays_within_the_card_tolerance(tmp_path):
 def test_auto_runs_a_packed_model_on_its_onnx_int8_copy_built_once(tmp_path, tiny_nli_dir, monkeypatch):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
-    from veridic.nli.backend import resolve_backend_kind
+    from veridic.nli._backend import resolve_backend_kind
 
     monkeypatch.setenv("VERIDIC_MODEL_CACHE", str(tmp_path / "cache"))
     write_packed(model_dir=tiny_nli_dir, out_dir=tmp_path / "p")

@@ -130,7 +130,7 @@ def test_the_structure_check_does_not_load_torch_beside_the_onnx_backend():
     import sys
 
     pytest.importorskip("spacy")
-    code = ("import sys; from veridic.nli.structure import load_structure_check; sc = load_structure_check(); "
+    code = ("import sys; from veridic.nli._structure import load_structure_check; sc = load_structure_check(); "
             "found = sc.conflicts([('YouTube acquired Google.', 'Google acquired YouTube.')]); "
             "print('torch' in sys.modules, found[0] is not None and found[0].kind); import torch; print(torch.__name__)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

@@ -5,7 +5,7 @@ from fakes import ENTAIL, FakeNLIBackend
 
 from veridic import Resources, ScorerConfig, build_scorer
 from veridic.errors import ConfigError
-from veridic.nli.structure import StructureCheck
+from veridic.nli._structure import StructureCheck
 
 EV = "Google bought YouTube from its founders in 2006."
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from veridic.nli.backend import _pieces
+from veridic.nli._backend import _pieces
 
 
 def _text(n: int, seed: int = 0) -> str:
@@ -32,7 +32,7 @@ def test_pieces_cover_the_text_and_cut_only_after_whitespace(size):
 
 @pytest.mark.parametrize("kind", ["torch", "onnx"])
 def test_piecewise_offsets_equal_whole_text_offsets(kind, monkeypatch):
-    from veridic.nli import backend as B
+    from veridic.nli import _backend as B
     from veridic.nli import load_backend
 
     b = load_backend(kind=kind)  # the embedded model ships both the fp32 weights and the int8 ONNX export

@@ -329,7 +329,7 @@ if typer is not None:
             target = output or out_dir
             if target is None:
                 raise VeridicError("Give the output folder: --output DIR.")
-            from veridic.nli.backend import check_device, export_onnx
+            from veridic.nli._backend import check_device, export_onnx
 
             check_device(device)
             files = export_onnx(model=model, out_dir=target, quantize=quantize, device=device)

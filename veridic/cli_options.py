@@ -194,7 +194,7 @@ def _read_file(path: Path, *, flag: str) -> str:
 def check_model_flags(*, backend: str, device: str, dtype: str) -> str:
     """Validate ``--backend``, ``--device`` and ``--dtype`` before any model loads; returns the resolved device."""
     from veridic.errors import ConfigError
-    from veridic.nli.backend import backend_kinds, check_device, check_dtype
+    from veridic.nli._backend import backend_kinds, check_device, check_dtype
 
     if backend not in backend_kinds():
         raise ConfigError(f"--backend must be one of {', '.join(backend_kinds())}; got {backend!r}.")
@@ -217,7 +217,7 @@ def check_hub_model(model: str | None, *, probe_timeout: float = 3.0) -> None:
     import os
 
     from veridic.errors import ModelLoadError
-    from veridic.nli.backend import resolve_model_path
+    from veridic.nli._backend import resolve_model_path
 
     ref, kind = resolve_model_path(model)
     if kind != "hub":

@@ -64,7 +64,7 @@ class ScorerConfig(_Record):
     ``structure_check``: parse each claim sentence and its evidence window,
     and judge it a contradiction when two arguments are in exchanged roles
     or the predicate is reversed ("YouTube acquired Google" against "Google
-    acquired YouTube"; :mod:`veridic.nli.structure`; needs spaCy).
+    acquired YouTube"; :mod:`veridic.nli._structure`; needs spaCy).
     ``verbatim_support``: a claim sentence that repeats a source sentence
     word for word (case and punctuation aside) is entailed, whatever the
     model says (the embedded model calls most such copies contradictions).

@@ -32,7 +32,7 @@ __all__ = ["Resources", "build_scorer", "cached_backend", "load_scorer"]
 class Resources:
     """What a scorer uses beside its model backend, loaded once and shared.
 
-    ``structure``: the parse-based structure check (:class:`veridic.nli.structure.StructureCheck`),
+    ``structure``: the parse-based structure check (:class:`veridic.nli._structure.StructureCheck`),
     needed when a sentence-level NLI configuration has ``structure_check`` on. :func:`build_scorer`
     loads the default one when it is needed and not given.
     """
@@ -44,7 +44,7 @@ def _resources_for(cfg: ScorerConfig, spec: ScorerSpec, given: Resources | None)
     res = given or Resources()
     wants_structure = "structure_check" in spec.options and cfg.structure_check and cfg.granularity == "sentence"
     if wants_structure and res.structure is None:
-        from veridic.nli.structure import load_structure_check
+        from veridic.nli._structure import load_structure_check
 
         res = Resources(structure=load_structure_check())
     return res
@@ -106,7 +106,7 @@ _LOCK = threading.Lock()
 
 def cached_backend(model: str | Path | None = None, *, kind: str = "auto", **kwargs: Any) -> Any:
     """Load a backend once per process; repeated calls with the same arguments reuse it (loading takes seconds)."""
-    from veridic.nli.backend import load_backend
+    from veridic.nli._backend import load_backend
 
     key = (str(model), kind, tuple(sorted(kwargs.items())))
     with _LOCK:
@@ -138,7 +138,7 @@ def load_scorer(
     'overlap'
     """
     from veridic.device import check_device, check_dtype
-    from veridic.nli.backend import load_backend
+    from veridic.nli._backend import load_backend
 
     cfg = resolve_config(config, **options)
     if not get_method(cfg.method).needs_backend:

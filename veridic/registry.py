@@ -15,7 +15,7 @@ win, and a plugin is imported only when its name is asked for.
 
 A new method is one file plus one registration (the extending guide shows it):
 
->>> spec = ScorerSpec(name="e-n", factory="veridic.nli.scorer:NLIScorer", summary="entailment minus neutral",
+>>> spec = ScorerSpec(name="e-n", factory="veridic.nli:NLIScorer", summary="entailment minus neutral",
 ...                   scale=(-1.0, 1.0), default_threshold=0.0, granularities=("sentence", "document"),
 ...                   options=NLI_OPTIONS, nli_score=lambda enc: enc[..., 0] - enc[..., 1])
 >>> spec.scale, "e-n" in SCORERS
@@ -333,13 +333,13 @@ DATASET_GROUPS: Registry[Callable[[], list[Any]]] = Registry("dataset group", en
 
 _NLI_GRANULARITIES = ("sentence", "document")
 for _spec in (
-    ScorerSpec(name="e", factory="veridic.nli.scorer:NLIScorer", summary="entailment probability, sentence-level (paper 004 Base)",
+    ScorerSpec(name="e", factory="veridic.nli._scorer:NLIScorer", summary="entailment probability, sentence-level (paper 004 Base)",
                scale=(0.0, 1.0), default_threshold=0.5, granularities=_NLI_GRANULARITIES, options=NLI_OPTIONS,
                nli_score=lambda enc: enc[..., 0]),
-    ScorerSpec(name="e-c", factory="veridic.nli.scorer:NLIScorer", summary="entailment minus contradiction, sentence-level (004 +e-c)",
+    ScorerSpec(name="e-c", factory="veridic.nli._scorer:NLIScorer", summary="entailment minus contradiction, sentence-level (004 +e-c)",
                scale=(-1.0, 1.0), default_threshold=0.0, granularities=_NLI_GRANULARITIES, options=NLI_OPTIONS,
                nli_score=lambda enc: enc[..., 0] - enc[..., 2]),
-    ScorerSpec(name="hybrid", factory="veridic.nli.hybrid:HybridScorer",
+    ScorerSpec(name="hybrid", factory="veridic.nli._hybrid:HybridScorer",
                summary="NLI e-c (sentence-level) + lexical/entity signals, logistic weights shipped with the model",
                scale=(0.0, 1.0), default_threshold=0.5, granularities=("sentence",), options=NLI_OPTIONS | {"hybrid_weights"}),
     ScorerSpec(name="overlap", factory="veridic.overlap:OverlapScorer", summary="content-word unigram overlap with the source",
@@ -359,9 +359,9 @@ for _name, _summary, _options in (
     register_preset(_name, _options, summary=_summary)
 
 for _b in (
-    BackendSpec(name="torch", loader="veridic.nli.backend:TorchNLIBackend", summary="PyTorch (every option, Monte-Carlo dropout included)",
+    BackendSpec(name="torch", loader="veridic.nli._backend:TorchNLIBackend", summary="PyTorch (every option, Monte-Carlo dropout included)",
                 supports_mc=True),
-    BackendSpec(name="onnx", loader="veridic.nli.backend:OnnxNLIBackend", summary="ONNX Runtime (int8 or float32 export; CPU)"),
-    BackendSpec(name="dummy", loader="veridic.nli.dummy:load_dummy", summary="deterministic word-overlap stand-in (tests, examples)"),
+    BackendSpec(name="onnx", loader="veridic.nli._backend:OnnxNLIBackend", summary="ONNX Runtime (int8 or float32 export; CPU)"),
+    BackendSpec(name="dummy", loader="veridic.nli._dummy:load_dummy", summary="deterministic word-overlap stand-in (tests, examples)"),
 ):
     BACKENDS.register(_b.name, _b)

@@ -8,7 +8,7 @@ kappa over (AutoAIS, consensus) pairs, on items the humans found
 interpretable and not flagged.
 
 >>> import numpy as np
->>> from veridic.nli.labels import LabelMap
+>>> from veridic.nli._labels import LabelMap
 >>> class Overlap:  # a toy backend: entailment = word overlap
 ...     model_id, revision, max_length, supports_mc = "toy", None, 512, False
 ...     label_map = LabelMap.from_id2label({0: "entailment", 1: "neutral", 2: "contradiction"})
@@ -31,7 +31,7 @@ from veridic.ais._stats import ItemVotes, Judgment, consensus, expert_agreement
 from veridic.config import ScorerConfig, resolve_config
 from veridic.errors import ConfigError, InputError
 from veridic.factory import build_scorer
-from veridic.nli.backend import NLIBackend
+from veridic.nli._backend import NLIBackend
 
 __all__ = ["AutoAIS", "auto_agreement"]
 

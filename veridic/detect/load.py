@@ -35,7 +35,7 @@ def load_detector(*, config: Any = None, model: str | None = None, backend: str 
     and the detector over them: what ``veridic detect``, ``veridic serve --detect`` and the benchmarks load.
 
     ``backend``: the library's default, ``auto`` (the model's int8 ONNX export on the CPU where it runs the
-    configuration, else torch; see :func:`veridic.nli.backend.resolve_backend_kind`). ``rerank`` reuses the
+    configuration, else torch; see :func:`veridic.nli._backend.resolve_backend_kind`). ``rerank`` reuses the
     scorer's backend (any kind: reranking only needs its ``predict``). ``phrase_spans``: the detector's
     (unsupported phrases, the default; False: whole sentences). ``tagger``: a trained span tagger (a folder or a
     :class:`~veridic.detect.tagger.SpanTagger`): the detector then runs as :class:`~veridic.detect.pipeline.TaggedDetector`,

@@ -3,7 +3,7 @@
 Claim words absent from the source are the commonest symptom of an invented
 fact; numbers and names absent from the source are the sharpest. These
 features cost microseconds and are combined with NLI scores by
-:class:`veridic.nli.hybrid.HybridScorer`.
+:class:`veridic.nli._hybrid.HybridScorer`.
 
 >>> lexical_features(source="Alice paid 30 dollars in Paris.", claim="Alice paid 40 dollars in Rome.")["novel_numbers"]
 1.0

@@ -1,7 +1,7 @@
 """NLI faithfulness scoring: backends (PyTorch, ONNX Runtime) and the scorer."""
 
 from veridic.aggregate import CLAIM_AGGREGATIONS, SOURCE_AGGREGATIONS
-from veridic.nli.backend import (
+from veridic.nli._backend import (
     EMBEDDED_MODEL_NAME,
     KNOWN_CHECKPOINTS,
     CachedBackend,
@@ -13,8 +13,8 @@ from veridic.nli.backend import (
     load_backend,
     resolve_model_path,
 )
-from veridic.nli.labels import LabelMap
-from veridic.nli.scorer import NLIScorer
+from veridic.nli._labels import LabelMap
+from veridic.nli._scorer import NLIScorer
 
 __all__ = [
     "NLIBackend", "TorchNLIBackend", "OnnxNLIBackend", "CachedBackend", "load_backend",

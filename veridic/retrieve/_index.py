@@ -221,7 +221,7 @@ class MiniLMEncoder:
             from transformers import AutoModel, AutoTokenizer
         except ImportError as exc:
             raise MissingDependencyError(exc.name or "torch", extra="torch", purpose="Dense retrieval") from None
-        from veridic.nli.backend import check_device
+        from veridic.nli._backend import check_device
 
         self.device = torch.device(check_device(device, cuda_available=torch.cuda.is_available))
         if model is None:

@@ -41,7 +41,7 @@ if typer is not None:
         device: str = typer.Option("cpu", "--device", help="auto (CUDA when present), cpu, cuda or cuda:N."),
     ) -> None:
         """Build an on-disk index (BM25 + dense MiniLM embeddings)."""
-        from veridic.nli.backend import check_device
+        from veridic.nli._backend import check_device
         from veridic.retrieve._index import EvidenceIndex, MiniLMEncoder, read_corpus
 
         try:
@@ -67,7 +67,7 @@ if typer is not None:
         device: str = typer.Option("cpu", "--device", help="auto (CUDA when present), cpu, cuda or cuda:N."),
     ) -> None:
         """Top-k passages with document ids and offsets."""
-        from veridic.nli.backend import check_device
+        from veridic.nli._backend import check_device
         from veridic.retrieve._index import EvidenceIndex, MiniLMEncoder
 
         try:

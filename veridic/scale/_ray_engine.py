@@ -219,7 +219,7 @@ def score_file_ray(
     if actors < 1 or chunk_rows < 1 or cpus_per_actor <= 0:
         raise ConfigError(f"actors and chunk_rows must be >= 1 and cpus_per_actor > 0; got actors={actors}, chunk_rows={chunk_rows}, cpus_per_actor={cpus_per_actor}.")
     from veridic.config import resolve_config
-    from veridic.nli.backend import check_device, check_dtype
+    from veridic.nli._backend import check_device, check_dtype
 
     cfg = resolve_config(config, **options)
     check_dtype(dtype, device=check_device(device))

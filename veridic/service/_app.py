@@ -293,7 +293,7 @@ def create_app(*, scorer: Any, detector: Any | None = None, settings: ServiceSet
     """Build the service over an already-loaded ``scorer`` (and optional ``detector``).
 
     ``scorer`` has ``score(*, sources, claims, contexts)`` and ``describe()``
-    (:class:`veridic.nli.NLIScorer`, :class:`veridic.nli.hybrid.HybridScorer`);
+    (:class:`veridic.nli.NLIScorer`, :class:`veridic.nli._hybrid.HybridScorer`);
     ``detector`` is a :class:`veridic.detect.HallucinationDetector` or None
     (``/v1/detect`` then answers 503). ``express_scorer``: the same scorer
     over its *own* backend (a second model copy: two threads never share a

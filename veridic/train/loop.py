@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from veridic.errors import ConfigError, InputError, did_you_mean
-from veridic.nli.backend import cpu_supports_bf16  # re-exported: the trainer's precision choice
+from veridic.nli._backend import cpu_supports_bf16  # re-exported: the trainer's precision choice
 from veridic.synth.corpus import HELD_BACK_FRACTION
 from veridic.train.backbones import BACKBONE_PREFIX, DEFAULT_BACKBONE, backbone_dir
 from veridic.train.losses import nli_loss  # re-exported: the gold loss the trainer and distillation share

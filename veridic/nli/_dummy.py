@@ -14,7 +14,7 @@ import zlib
 
 import numpy as np
 
-from veridic.nli.labels import LabelMap
+from veridic.nli._labels import LabelMap
 
 ENTAIL, NEUTRAL, CONTRA = [0.9, 0.08, 0.02], [0.1, 0.8, 0.1], [0.04, 0.08, 0.88]
 
@@ -42,7 +42,7 @@ class DummyNLIBackend:
     @property
     def default_hybrid_weights(self) -> str:
         """The embedded model's hybrid weights, so method ``hybrid`` runs end to end on the dummy (its numbers mean nothing)."""
-        from veridic.nli.models import embedded_model_path
+        from veridic.nli._models import embedded_model_path
 
         return str(embedded_model_path() / "hybrid.json")
 

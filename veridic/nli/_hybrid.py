@@ -27,9 +27,9 @@ import numpy as np
 from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, ModelLoadError
 from veridic.ling.lexical import lexical_features
-from veridic.nli.backend import NLIBackend
-from veridic.nli.models import resolve_model_path
-from veridic.nli.scorer import NLIScorer
+from veridic.nli._backend import NLIBackend
+from veridic.nli._models import resolve_model_path
+from veridic.nli._scorer import NLIScorer
 from veridic.types import Verdict
 
 __all__ = ["HybridScorer", "HybridWeights", "NLI_FEATURES", "ALL_FEATURES", "features_from_verdict", "fit_hybrid"]

@@ -31,8 +31,8 @@ import numpy as np
 
 from veridic.device import DEVICE_HELP, DTYPES, check_device, check_dtype, cpu_supports_bf16
 from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
-from veridic.nli.labels import LabelMap
-from veridic.nli.models import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, KNOWN_CHECKPOINTS, embedded_model_path, resolve_model_path
+from veridic.nli._labels import LabelMap
+from veridic.nli._models import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, KNOWN_CHECKPOINTS, embedded_model_path, resolve_model_path
 from veridic.nli.packed import is_packed
 
 __all__ = [

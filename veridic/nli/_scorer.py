@@ -35,7 +35,7 @@ from veridic.aggregate import get_claim_aggregation, get_source_aggregation
 from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, InputError
 from veridic.ling.lexical import content_words
-from veridic.nli.backend import NLIBackend
+from veridic.nli._backend import NLIBackend
 from veridic.registry import SCORERS
 from veridic.text import chunk_text, split_sentences
 from veridic.text._chunking import TokenOffsets
