@@ -15,8 +15,8 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
-from veridic.synth.contrast import RULE_LABELS, RULES
-from veridic.synth.corpus import read_contrast_corpus
+from veridic.synth._contrast import RULE_LABELS, RULES
+from veridic.synth._corpus import read_contrast_corpus
 
 _DESCRIPTIONS = {
     "role_swap": "subject and object of a non-symmetric verb exchanged (active or passive)",
@@ -54,7 +54,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     lines = [
         "# Data card: the contrast corpus", "",
-        "Pairs made by `veridic.synth.contrast` from non-benchmark text (see `veridic/synth/corpus.py` for the sources:",
+        "Pairs made by `veridic.synth._contrast` from non-benchmark text (see `veridic/synth/_corpus.py` for the sources:",
         "PoMo sentence triples, FNC-1 bodies, ConTRoL passages, premises of MultiNLI, SNLI, LingNLI, ANLI and the Wikipedia",
         "part of semiauto_nli). Premise = a 1–3 sentence window that contains the rewritten sentence. A document is held",
         "back for every rule by a hash of its id (3 %); held-back pairs are never trained on.",

@@ -1,4 +1,4 @@
-"""Contrast rules (veridic.synth.contrast), the contrast corpus, and the trainer's contrast / device paths."""
+"""Contrast rules (veridic.synth._contrast), the contrast corpus, and the trainer's contrast / device paths."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ spacy = pytest.importorskip("spacy")
 
 @pytest.fixture(scope="module")
 def gen(nlp):
-    from veridic.synth.contrast import ContrastGenerator
+    from veridic.synth._contrast import ContrastGenerator
 
     return ContrastGenerator(nlp=nlp, seed=0)
 
@@ -74,7 +74,7 @@ def test_quantifier_replacements_are_not_entailed(gen):
 
 
 def test_labels_split_faithful_from_meaning_changing():
-    from veridic.synth.contrast import FAITHFUL_RULES, RULE_LABELS
+    from veridic.synth._contrast import FAITHFUL_RULES, RULE_LABELS
 
     assert {"passive_keep_roles", "symmetric_swap", "coord_swap", "converse", "clause_reorder", "compression",
             "synonym"} == set(FAITHFUL_RULES)
@@ -82,7 +82,7 @@ def test_labels_split_faithful_from_meaning_changing():
 
 
 def test_generate_is_deterministic_and_caps_rules(gen):
-    from veridic.synth.perturb import Document
+    from veridic.synth._perturb import Document
 
     docs = [Document(doc_id=f"d{i}", sentences=[s, "Officials confirmed the deal on Tuesday."])
             for i, s in enumerate(["Google acquired YouTube in 2006.", "Oracle bought Sun Microsystems in 2010.",
@@ -97,7 +97,7 @@ def test_generate_is_deterministic_and_caps_rules(gen):
 
 
 def test_unknown_rule_is_named(gen):
-    from veridic.synth.perturb import Document
+    from veridic.synth._perturb import Document
 
     with pytest.raises(ConfigError, match="role_swap"):
         gen.generate(documents=[Document("d", ["A b c d e."])], rules=["role_swop"])
@@ -106,8 +106,8 @@ def test_unknown_rule_is_named(gen):
 
 
 def test_corpus_split_is_by_document_and_written_atomically(tmp_path, nlp, monkeypatch):
-    from veridic.synth import corpus
-    from veridic.synth.perturb import Document
+    from veridic.synth import _corpus as corpus
+    from veridic.synth._perturb import Document
 
     docs = [Document(doc_id=f"doc{i}", sentences=["Google acquired YouTube in 2006.", "Apple and IBM signed a deal in Paris."])
             for i in range(40)]
@@ -126,7 +126,7 @@ def test_corpus_split_is_by_document_and_written_atomically(tmp_path, nlp, monke
 
 
 def test_missing_source_file_is_a_clear_error(tmp_path):
-    from veridic.synth.corpus import contrast_documents
+    from veridic.synth._corpus import contrast_documents
 
     with pytest.raises(InputError, match="pomo/valid.pm.zip"):
         contrast_documents(data_dir=tmp_path, sources=["pomo_valid"])

@@ -58,7 +58,7 @@ def test_shipped_suite_is_large_checked_and_covers_the_targets():
     rules = {r["rule"] for r in rows}
     for group, members in TARGET_GROUPS.items():
         assert sum(r["rule"] in members for r in rows) >= 30, group
-    assert rules <= set(__import__("veridic.synth.contrast", fromlist=["RULES"]).RULES)
+    assert rules <= set(__import__("veridic.synth._contrast", fromlist=["RULES"]).RULES)
     raw = [json.loads(x) for x in CONTRAST_SUITE.read_text(encoding="utf-8").splitlines() if x.strip()]
     assert all(r["meta"]["check"] in {"kept", "fixed", "hand"} for r in raw)
     assert len({r["id"] for r in raw}) == len(raw)

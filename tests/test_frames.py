@@ -1,4 +1,4 @@
-"""Frame pairs (veridic.synth.frames) and the trainer's extra corpora / reversed pairs."""
+"""Frame pairs (veridic.synth._frames) and the trainer's extra corpora / reversed pairs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from veridic.errors import ConfigError, InputError
-from veridic.synth.frames import FRAME_RULES, generate_frame_pairs, predicate_held_back
+from veridic.synth._frames import FRAME_RULES, generate_frame_pairs, predicate_held_back
 
 NAMES = {"PERSON": ["Ana Silva", "Tom Reed", "Li Wei", "Maria Costa"], "ORG": ["Acme Corp", "Delta Bank", "Ford"],
          "GPE": ["Portugal", "Spain", "Chile"]}

@@ -23,7 +23,7 @@ def test_every_configured_set_has_a_recorded_licence(path):
 
 
 def test_every_manifest_set_is_in_the_table():
-    from veridic.synth.corpus import DEFAULT_SOURCES
+    from veridic.synth._corpus import DEFAULT_SOURCES
 
     assert set(DEFAULT_SOURCES) <= set(SOURCE_LICENCES)
     assert all(lic.commercial in {"yes", "no", "unknown"} for lic in LICENCES.values())

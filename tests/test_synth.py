@@ -99,7 +99,7 @@ def test_unknown_kind_is_a_config_error(nlp):
 
 
 def test_pomo_detokeniser():
-    from veridic.synth.sources import _detok
+    from veridic.synth._sources import _detok
 
     assert _detok("Alice B. Toklas , Stein 's partner , was -LRB- reportedly -RRB- `` jealous '' .") == \
         'Alice B. Toklas, Stein\'s partner, was (reportedly) "jealous".'

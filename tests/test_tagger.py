@@ -140,7 +140,7 @@ def test_training_in_two_stages_resumes_and_writes_a_tagger(tmp_path, tiny_nli_d
 
 def test_span_corpus_rows_have_exact_spans_and_the_requested_kinds(tmp_path, nlp):
     from veridic.io._paths import default_data_dir
-    from veridic.synth.spans import build_span_corpus
+    from veridic.synth._spans import build_span_corpus
 
     data = default_data_dir()
     if not (data / "nli" / "fnc1.jsonl.gz").exists():

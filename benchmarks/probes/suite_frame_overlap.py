@@ -1,6 +1,6 @@
 """Contrast-suite accuracy split by whether an item's predicate appears in the frame tables.
 
-Frame pairs (veridic.synth.frames) are templated; some hand-written suite items use the same
+Frame pairs (veridic.synth._frames) are templated; some hand-written suite items use the same
 predicates ("met", "merged with"). A model trained on frames could score those by memory
 rather than by reading structure, so this prints accuracy per rule group on items whose
 text contains a trained frame predicate, on items containing only a held-back frame

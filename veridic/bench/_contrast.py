@@ -25,7 +25,7 @@ __all__ = ["CONTRAST_SUITE", "load_suite_rules", "rule_accuracy", "oracle_thresh
 
 CONTRAST_SUITE = Path(__file__).resolve().parent / "data" / "contrast_suite.jsonl"
 
-#: Groups the issue's targets are stated for (rule names from veridic.synth.contrast).
+#: Groups the issue's targets are stated for (rule names from veridic.synth._contrast).
 TARGET_GROUPS: dict[str, tuple[str, ...]] = {
     "argument swaps": ("role_swap", "voice_role_change"),
     "bag-of-words swaps": ("bow_swap",),

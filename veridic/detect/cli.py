@@ -173,7 +173,7 @@ if typer is not None:
         import spacy
 
         from veridic.detect.benchmark import build_synthetic_benchmark, run_typed_benchmark, training_doc_ids
-        from veridic.synth.sources import pomo_documents
+        from veridic.synth._sources import pomo_documents
 
         try:
             det = build_detector(model=model, phrase_spans=phrase_spans)

@@ -1,10 +1,10 @@
 """Rule-based synthetic faithfulness pairs (entailed / contradicted / unsupported).
 
-See :mod:`veridic.synth.perturb` for the kinds and :mod:`veridic.synth.sources`
+See :mod:`veridic.synth._perturb` for the kinds and :mod:`veridic.synth._sources`
 for the document loaders used by the training pipeline.
 """
 
-from veridic.synth.perturb import (
+from veridic.synth._perturb import (
     ANTONYMS,
     KIND_LABELS,
     KINDS,

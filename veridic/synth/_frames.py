@@ -1,6 +1,6 @@
 """Frame pairs: balanced minimal pairs for the structures real text rarely shows.
 
-The parse-based rules in :mod:`veridic.synth.contrast` find role swaps, voice changes,
+The parse-based rules in :mod:`veridic.synth._contrast` find role swaps, voice changes,
 symmetric predicates and converses only where a corpus sentence happens to have the
 right shape, which for the last three is rare (the 47k-document corpus gave 862 voice
 changes, 82 symmetric swaps and 8 converses). A model trained on so few learns the
@@ -33,12 +33,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from veridic.errors import InputError
-from veridic.synth.contrast import ContrastPair
-from veridic.synth.perturb import _stable_int
+from veridic.synth._contrast import ContrastPair
+from veridic.synth._perturb import _stable_int
 
 __all__ = ["FRAME_RULES", "FramePair", "generate_frame_pairs", "names_from_documents", "predicate_held_back"]
 
-#: the contrast rules frames produce (same names and labels as :data:`veridic.synth.contrast.RULE_LABELS`)
+#: the contrast rules frames produce (same names and labels as :data:`veridic.synth._contrast.RULE_LABELS`)
 FRAME_RULES = ("role_swap", "voice_role_change", "passive_keep_roles", "symmetric_swap", "converse",
                "relation_reversal", "clause_reorder", "entity_substitution", "compression")
 
@@ -301,7 +301,7 @@ def build_frame_corpus(*, data_dir: Any, out: Any, nlp: Any, n_premises: int, n_
     Documents the parse-based corpus holds back (``corpus_held_back_fraction``, default
     its own default) give no names or context, so its held-back slice stays unseen.
 
-    Rows follow :func:`veridic.synth.corpus.build_contrast_corpus`'s schema, so the trainer
+    Rows follow :func:`veridic.synth._corpus.build_contrast_corpus`'s schema, so the trainer
     reads them beside the parse-based corpus (``contrast.extra_corpora``). Returns counts.
     """
     import gzip
@@ -310,7 +310,7 @@ def build_frame_corpus(*, data_dir: Any, out: Any, nlp: Any, n_premises: int, n_
     from pathlib import Path
 
     from veridic.io._atomic import atomic_path
-    from veridic.synth.corpus import HELD_BACK_FRACTION, contrast_documents, is_held_back_doc
+    from veridic.synth._corpus import HELD_BACK_FRACTION, contrast_documents, is_held_back_doc
 
     docs = contrast_documents(data_dir=data_dir, sources=sources)
     fraction = HELD_BACK_FRACTION if corpus_held_back_fraction is None else corpus_held_back_fraction

@@ -2,7 +2,7 @@
 
 Each example is a source (a window of a real document) and a claim drawn from it, in the span schema of
 ``shared/data/spans`` (``id, dataset, task, source, context, claim, label, spans, split, meta``; ``label`` 1
-when no span is marked). Claims come from :class:`~veridic.synth.perturb.SyntheticGenerator`'s sentence and
+when no span is marked). Claims come from :class:`~veridic.synth._perturb.SyntheticGenerator`'s sentence and
 two-sentence kinds, so each error is one edit with known offsets:
 
 * ``entity`` — an entity swapped for another of its type; ``number`` — a number or date changed;
@@ -132,12 +132,12 @@ def build_span_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any, n: int
                       sources: Sequence[str] = ("fnc1", "semiauto_wiki", "control", "mnli"),
                       exclude: set[int] | None = None, shares: Mapping[str, float] = KIND_SHARES,
                       progress: bool = True) -> dict[str, Any]:
-    """Generate about ``n`` span examples over ``sources`` (:data:`veridic.synth.corpus.DEFAULT_SOURCES` names) and
+    """Generate about ``n`` span examples over ``sources`` (:data:`veridic.synth._corpus.DEFAULT_SOURCES` names) and
     write them to ``out`` (JSON lines, gzip, atomically). ``exclude``: shingles of text never to train on
     (:func:`eval_shingles` of the evaluation sources). Returns counts per kind."""
     from veridic.io._atomic import atomic_path
-    from veridic.synth.corpus import contrast_documents
-    from veridic.synth.perturb import SyntheticGenerator
+    from veridic.synth._corpus import contrast_documents
+    from veridic.synth._perturb import SyntheticGenerator
 
     if n < 1:
         raise ConfigError(f"n must be >= 1; got {n}.")

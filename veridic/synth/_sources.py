@@ -22,7 +22,7 @@ from pathlib import Path
 
 from veridic.errors import DataFormatError, InputError
 from veridic.io import iter_jsonl
-from veridic.synth.perturb import Document, SyntheticPair
+from veridic.synth._perturb import Document, SyntheticPair
 
 __all__ = ["pomo_documents", "nli_premise_documents", "pomo_modifier_pairs", "split_document"]
 

@@ -64,7 +64,7 @@ from veridic.ling._lexicon import (
     SYNONYMS,
     is_symmetric_predicate,
 )
-from veridic.synth.perturb import (
+from veridic.synth._perturb import (
     _ENTITY_SHAPE,
     _SWAP_TYPES,
     Document,

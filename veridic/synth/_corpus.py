@@ -1,4 +1,4 @@
-"""The contrast corpus: :mod:`veridic.synth.contrast` rules over non-benchmark text.
+"""The contrast corpus: :mod:`veridic.synth._contrast` rules over non-benchmark text.
 
 Sources (all under the data dir, none of them a faithfulness benchmark): PoMo sentence
 triples (CNN/DM/NYT), FNC-1 article bodies, ConTRoL passages, and the premises of
@@ -23,7 +23,7 @@ from typing import Any
 
 from veridic.errors import InputError
 from veridic.io import iter_jsonl
-from veridic.synth.perturb import Document, _stable_int
+from veridic.synth._perturb import Document, _stable_int
 
 __all__ = ["DEFAULT_SOURCES", "HELD_BACK_FRACTION", "contrast_documents", "build_contrast_corpus", "is_held_back_doc"]
 
@@ -50,7 +50,7 @@ def is_held_back_doc(doc_id: str, *, fraction: float) -> bool:
 
 
 def _premise_documents(path: Path, name: str, *, subset_suffix: str | None = None) -> list[Document]:
-    from veridic.synth.sources import split_document
+    from veridic.synth._sources import split_document
 
     seen: set[str] = set()
     docs: list[Document] = []
@@ -69,7 +69,7 @@ def _premise_documents(path: Path, name: str, *, subset_suffix: str | None = Non
 
 def contrast_documents(*, data_dir: str | Path, sources: Sequence[str] | None = None) -> list[Document]:
     """Documents of the named sources (default: all of :data:`DEFAULT_SOURCES`)."""
-    from veridic.synth.sources import nli_premise_documents, pomo_documents
+    from veridic.synth._sources import nli_premise_documents, pomo_documents
 
     data_dir = Path(data_dir)
     docs: list[Document] = []
@@ -97,11 +97,11 @@ def build_contrast_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any, se
                           progress: bool = True) -> dict[str, Any]:
     """Generate every rule over the sources and write ``out`` (JSON lines, gzip), atomically.
 
-    Each row is a :class:`~veridic.synth.contrast.ContrastPair` dict plus ``split``
+    Each row is a :class:`~veridic.synth._contrast.ContrastPair` dict plus ``split``
     (``train`` or ``held_back``). Returns counts per rule and split (also the data card's
     numbers).
     """
-    from veridic.synth.contrast import ContrastGenerator
+    from veridic.synth._contrast import ContrastGenerator
 
     docs = contrast_documents(data_dir=data_dir, sources=sources)
     rng = random.Random(f"{seed}:contrast-docs")
