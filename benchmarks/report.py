@@ -226,7 +226,7 @@ def _speed(lines: list[str]) -> None:
 
 
 def _spans(lines: list[str]) -> None:
-    from veridic.detect.spans import render_markdown
+    from veridic.detect._spans import render_markdown
 
     meta, rep = _load("spans", "meta.json"), _load("spans", "spans.json")
     lines += ["## Span detection on human annotations", "",

@@ -27,8 +27,8 @@ def main() -> int:
     args = ap.parse_args()
 
     import veridic
-    from veridic.detect.spans import SPAN_DATASETS, load_span_rows
-    from veridic.detect.tagger import SpanTagger
+    from veridic.detect._spans import SPAN_DATASETS, load_span_rows
+    from veridic.detect._tagger import SpanTagger
 
     rows = [r for name in SPAN_DATASETS for r in load_span_rows(dataset=name, split="test" if name == "entfa_xsum" else None)]
     random.Random(args.seed).shuffle(rows)

@@ -3,7 +3,7 @@ the phrase that introduces it."""
 
 from __future__ import annotations
 
-from veridic.detect.localise import deletable_phrases
+from veridic.detect._localise import deletable_phrases
 from veridic.ling._align import entity_mismatches, value_unit
 
 SOURCE = ("The 35-metre dish cost about 33 million euros and was built by a consortium of European companies. "

@@ -1,4 +1,4 @@
-"""Phrase localisation by NLI deletion (veridic.detect.localise and the detector's ``phrase_spans``).
+"""Phrase localisation by NLI deletion (veridic.detect._localise and the detector's ``phrase_spans``).
 
 The NLI verdicts are scripted (tests/fakes.py): a hypothesis holding the scripted phrase is neutral,
 every other one entailed, so a test says which phrase the evidence lacks and checks that exactly that
@@ -12,7 +12,7 @@ from fakes import ENTAIL, NEUTRAL, FakeNLIBackend
 
 from veridic import ScorerConfig, build_scorer
 from veridic.detect import HallucinationDetector
-from veridic.detect.localise import Deletion, choose, deletable_phrases, without
+from veridic.detect._localise import Deletion, choose, deletable_phrases, without
 
 spacy = pytest.importorskip("spacy")
 

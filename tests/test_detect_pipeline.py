@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("spacy")
 
-from veridic.detect.edit import validate_spans  # noqa: E402
-from veridic.detect.pipeline import TaggedDetector, sentence_type  # noqa: E402
+from veridic.detect._edit import validate_spans  # noqa: E402
+from veridic.detect._pipeline import TaggedDetector, sentence_type  # noqa: E402
 from veridic.errors import ConfigError  # noqa: E402
 
 SOURCE = ("ESA's new deep-space antenna is at Malargüe, Argentina. The agency's other stations are in Cebreros, Spain, "
@@ -48,7 +48,7 @@ class MarkTagger:
 
 @pytest.fixture(scope="module")
 def rules():
-    from veridic.detect.load import load_detector
+    from veridic.detect._load import load_detector
 
     try:
         return load_detector(config="hybrid", backend="dummy")

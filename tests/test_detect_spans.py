@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veridic.detect.spans import (
+from veridic.detect._spans import (
     AbsentWords,
     DetectorSpans,
     MarkEverything,

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veridic.detect import ERROR_TYPES, LABEL_MAPS, TAXONOMY, HallucinationSpan, apply_edits, map_label, parse_tagged, to_tagged
-from veridic.detect.benchmark import sentence_types, token_f1, typed_f1
+from veridic.detect._benchmark import sentence_types, token_f1, typed_f1
 from veridic.errors import InputError, RegistryError
 
 

@@ -17,7 +17,7 @@ from fakes import CONTRA, ENTAIL, NEUTRAL, FakeNLIBackend
 
 from veridic import ScorerConfig, build_scorer
 from veridic.detect import HallucinationDetector
-from veridic.detect.benchmark import SUITE_PATH, load_contrast_suite, mark_everything, score_suite
+from veridic.detect._benchmark import SUITE_PATH, load_contrast_suite, mark_everything, score_suite
 from veridic.errors import InputError
 
 spacy = pytest.importorskip("spacy")
@@ -72,7 +72,7 @@ def test_wrong_entity_in_a_role_is_fixed_with_the_whole_mention(nlp):
 
 
 def test_date_edits_never_break_the_phrase(nlp):
-    from veridic.detect.detector import _safe_replacement
+    from veridic.detect._detector import _safe_replacement
 
     assert _safe_replacement("June 12, 1987", "June 24, 1987") == (5, 7, "24")
     old = "between 1887 and 1890"
@@ -133,7 +133,7 @@ def test_bad_input_is_a_clear_error_or_an_explicit_cannot_judge(nlp):
 def test_cli_and_html_say_cannot_judge_and_report_bad_input_as_errors(nlp, monkeypatch):
     typer_testing = pytest.importorskip("typer.testing")
     import veridic.detect.cli as cli
-    from veridic.detect.html import render_html
+    from veridic.detect._html import render_html
 
     det = _det(nlp, {"": NEUTRAL}, max_passage_chars=200)
     monkeypatch.setattr(cli, "build_detector", lambda **kw: det)

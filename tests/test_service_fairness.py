@@ -264,7 +264,7 @@ class SlowDetector:
         return {"detector": "slow"}
 
     def detect(self, *, passage, evidence):
-        from veridic.detect.result import DetectionResult
+        from veridic.detect._result import DetectionResult
 
         time.sleep(self.delay)
         self.seen.append((passage, threading.current_thread().name))

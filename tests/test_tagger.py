@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veridic.detect.tagger import claim_pieces, pack_source, spans_from_probs
-from veridic.detect.tagger_train import TaggerTrainConfig, held_back, token_labels
+from veridic.detect._tagger import claim_pieces, pack_source, spans_from_probs
+from veridic.detect._tagger_train import TaggerTrainConfig, held_back, token_labels
 from veridic.errors import ConfigError, ModelLoadError
 
 
@@ -78,7 +78,7 @@ def test_config_is_checked():
 
 def test_a_folder_without_tagger_json_is_refused(tmp_path):
     pytest.importorskip("torch")
-    from veridic.detect.tagger import SpanTagger
+    from veridic.detect._tagger import SpanTagger
 
     with pytest.raises(ModelLoadError, match="tagger.json"):
         SpanTagger(tmp_path)
@@ -96,8 +96,8 @@ def _rows(n: int) -> list[dict]:
 
 def test_training_in_two_stages_resumes_and_writes_a_tagger(tmp_path, tiny_nli_dir):
     pytest.importorskip("accelerate")
-    from veridic.detect.tagger import SpanTagger
-    from veridic.detect.tagger_train import train_tagger
+    from veridic.detect._tagger import SpanTagger
+    from veridic.detect._tagger_train import train_tagger
 
     cfg = TaggerTrainConfig(backbone=str(tiny_nli_dir), max_length=64, epochs=2, batch_size=4, held_back_fraction=0.3)
     first = train_tagger(rows=_rows(24), output_dir=tmp_path / "run", config=cfg, max_minutes=0)
@@ -106,7 +106,7 @@ def test_training_in_two_stages_resumes_and_writes_a_tagger(tmp_path, tiny_nli_d
     # Had the budget ended here, the newest checkpoint would be the tagger, marked unfinished.
     import shutil
 
-    from veridic.detect.tagger_train import export_newest_checkpoint
+    from veridic.detect._tagger_train import export_newest_checkpoint
 
     shutil.copytree(tmp_path / "run", tmp_path / "early")
     early = export_newest_checkpoint(rows=_rows(24), output_dir=tmp_path / "early", config=cfg)

@@ -28,7 +28,7 @@ from veridic.version import __version__
 def __getattr__(name: str):
     # score_frame lives with the integrations and is imported on first use (it imports no framework).
     if name == "load_detector":  # the detector needs spaCy: imported on first use
-        from veridic.detect.load import load_detector
+        from veridic.detect._load import load_detector
 
         return load_detector
     if name == "score_frame":

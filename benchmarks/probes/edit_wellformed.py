@@ -2,7 +2,7 @@
 
 Edits should never break a sentence. A deleting edit (an ``unverifiable``, ``invented``,
 ``contradictory`` or ``subjective`` span) leaves a sentence when the range it removes is a whole sentence
-of the passage or one of that sentence's optional constituents (:func:`veridic.detect.localise.deletable_phrases`:
+of the passage or one of that sentence's optional constituents (:func:`veridic.detect._localise.deletable_phrases`:
 modifiers, adjuncts, conjuncts with their coordinator, appositions, relative clauses). This script runs the
 detector (phrase mode by default) and counts, over every deleting span, how often
 
@@ -26,7 +26,7 @@ from typing import Any
 
 def _well_formed(pdoc: Any, a: int, b: int) -> bool:
     """Is passage range [a, b) a whole sentence (or run of sentences) or an optional constituent of one?"""
-    from veridic.detect.localise import deletable_phrases
+    from veridic.detect._localise import deletable_phrases
 
     sents = list(pdoc.sents)
     starts = {s.start_char for s in sents}
@@ -47,9 +47,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
 
-    from veridic.detect.benchmark import load_contrast_suite, load_wice_spans
+    from veridic.detect._benchmark import load_contrast_suite, load_wice_spans
+    from veridic.detect._taxonomy import TAXONOMY
     from veridic.detect.cli import build_detector
-    from veridic.detect.taxonomy import TAXONOMY
     from veridic.io._atomic import atomic_write_text
 
     det = build_detector(phrase_spans=not a.sentence_mode)

@@ -53,7 +53,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
 
-    from veridic.detect.benchmark import load_contrast_suite, load_wice_spans, run_suite_benchmark, wice_span_f1
+    from veridic.detect._benchmark import load_contrast_suite, load_wice_spans, run_suite_benchmark, wice_span_f1
     from veridic.detect.cli import build_detector
     from veridic.io._atomic import atomic_write_text
 

@@ -5,20 +5,22 @@
 ('entity', 'relation', 'contradictory')
 """
 
-from veridic.detect.detector import HallucinationDetector, Retriever
-from veridic.detect.edit import apply_edits
-from veridic.detect.html import render_html
-from veridic.detect.load import load_detector
-from veridic.detect.result import DetectionResult, HallucinationSpan
-from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifier, SubjectivityResult
-from veridic.detect.tags import ParsedTagged, parse_tagged, to_tagged
-from veridic.detect.taxonomy import ERROR_TYPES, LABEL_MAPS, TAXONOMY, ErrorType, ErrorTypeInfo, map_label
+from veridic.detect._detector import HallucinationDetector, Retriever
+from veridic.detect._edit import apply_edits
+from veridic.detect._html import render_html
+from veridic.detect._load import load_detector
+from veridic.detect._result import DetectionResult, HallucinationSpan
+from veridic.detect._subjective import LexiconSubjectivity, SubjectivityClassifier, SubjectivityResult
+from veridic.detect._tagger import SpanTagger
+from veridic.detect._tags import ParsedTagged, parse_tagged, to_tagged
+from veridic.detect._taxonomy import ERROR_TYPES, LABEL_MAPS, TAXONOMY, ErrorType, ErrorTypeInfo, map_label
 
 __all__ = [
     "load_detector",
     "render_html",
     "HallucinationDetector",
     "Retriever",
+    "SpanTagger",
     "DetectionResult",
     "HallucinationSpan",
     "apply_edits",

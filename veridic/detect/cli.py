@@ -43,7 +43,7 @@ __all__ = ["app", "build_detector"]
 
 def build_detector(**options: Any) -> Any:
     """:func:`veridic.detect.load_detector` (the commands' name for it)."""
-    from veridic.detect.load import load_detector
+    from veridic.detect._load import load_detector
 
     return load_detector(**options)
 
@@ -107,7 +107,7 @@ if typer is not None:
         if fmt not in ("text", "json", "fava", "html"):
             _fail(VeridicError(f"--format must be one of text, json, fava, html; got {fmt!r}."))
         try:
-            from veridic.detect.load import default_config
+            from veridic.detect._load import default_config
 
             cfg = O.scorer_config(default_config(tagger=tagger), **(scorer_flags or {}))
             O.check_model_flags(backend=backend, device=device, dtype=dtype)
@@ -135,7 +135,7 @@ if typer is not None:
         elif fmt == "fava":
             text = res.tagged + "\n"
         elif fmt == "html":
-            from veridic.detect.html import render_html
+            from veridic.detect._html import render_html
 
             text = render_html(result=res)
         else:
@@ -172,7 +172,7 @@ if typer is not None:
         """Per-type and binary F1 (paper 002 eq. 1-3) on synthetic typed passages."""
         import spacy
 
-        from veridic.detect.benchmark import build_synthetic_benchmark, run_typed_benchmark, training_doc_ids
+        from veridic.detect._benchmark import build_synthetic_benchmark, run_typed_benchmark, training_doc_ids
         from veridic.synth._sources import pomo_documents
 
         try:
@@ -208,7 +208,7 @@ if typer is not None:
         out: Path | None = typer.Option(None, "--output", "-o", "--out"),
     ) -> None:
         """Per-type F1 with CIs, edit accuracy and false flags on the contrast suite, beside the mark-everything baseline."""
-        from veridic.detect.benchmark import load_contrast_suite, run_suite_benchmark
+        from veridic.detect._benchmark import load_contrast_suite, run_suite_benchmark
 
         try:
             judge = None if tagger is not None else "e-c" if scorer == "nli" else scorer
@@ -237,7 +237,7 @@ if typer is not None:
         pipeline: bool = typer.Option(False, "--pipeline", help="With --tagger: score the pipeline (the tagger inside the detector, hybrid judge) instead of the tagger alone."),
     ) -> None:
         """Token-level binary F1 against WiCE non-supported tokens."""
-        from veridic.detect.benchmark import load_wice_spans, wice_span_f1
+        from veridic.detect._benchmark import load_wice_spans, wice_span_f1
 
         try:
             if coverage_sentences < 1:
@@ -245,7 +245,7 @@ if typer is not None:
             if pipeline and tagger is None:
                 raise VeridicError("--pipeline runs a trained tagger inside the detector; name its folder with --tagger DIR.")
             if tagger is not None and not pipeline:
-                from veridic.detect.tagger import SpanTagger
+                from veridic.detect._tagger import SpanTagger
 
                 det = SpanTagger(tagger)
             else:
@@ -271,11 +271,11 @@ if typer is not None:
         model: O.Model = None,
         backend: O.Backend = "auto",
         tagger: Path | None = typer.Option(None, "--tagger", help="A trained span tagger folder (tagger.json beside its weights): scored as predictor 'tagger' beside the others."),
-        pipeline: bool = typer.Option(False, "--pipeline", help="With --tagger: also score predictor 'pipeline', the tagger's spans confirmed, typed and fixed by the detector with the hybrid judge (veridic.detect.pipeline)."),
+        pipeline: bool = typer.Option(False, "--pipeline", help="With --tagger: also score predictor 'pipeline', the tagger's spans confirmed, typed and fixed by the detector with the hybrid judge (as load_detector(tagger=...) runs it)."),
         n_boot: int = typer.Option(1000, help="Bootstrap resamples over rows for the 95 % intervals (seed 0)."),
     ) -> None:
         """Span F1, token F1, example F1 and recall by error type on human span annotations, beside the trivial baselines."""
-        from veridic.detect.spans import BASELINES, SPAN_DATASETS, DetectorSpans, TaggerSpans, span_benchmark, write_span_report
+        from veridic.detect._spans import BASELINES, SPAN_DATASETS, DetectorSpans, TaggerSpans, span_benchmark, write_span_report
         from veridic.errors import InputError
 
         try:
@@ -301,7 +301,7 @@ if typer is not None:
             if pipeline and tagger is None:
                 raise InputError("--pipeline runs a trained tagger inside the detector; name its folder with --tagger DIR.")
             if tagger is not None:
-                from veridic.detect.tagger import SpanTagger
+                from veridic.detect._tagger import SpanTagger
 
                 span_tagger = SpanTagger(tagger)
                 preds["tagger"] = TaggerSpans(span_tagger)
@@ -329,8 +329,8 @@ if typer is not None:
         """Train the span tagger on EntFA train and the synthetic span corpus, in resumable stages (docs/preregistration/span-tagger.md)."""
         import gzip
 
-        from veridic.detect.spans import load_span_rows
-        from veridic.detect.tagger_train import TaggerTrainConfig, export_newest_checkpoint, train_tagger
+        from veridic.detect._spans import load_span_rows
+        from veridic.detect._tagger_train import TaggerTrainConfig, export_newest_checkpoint, train_tagger
         from veridic.errors import InputError
 
         try:

@@ -88,7 +88,7 @@ def serve(
         express = load_service_scorer(cfg, **load, reuse=False) if express_lane and get_method(cfg.method).needs_backend else None
         detector = None
         if detect:
-            from veridic.detect.load import load_detector as build_detector
+            from veridic.detect._load import load_detector as build_detector
 
             detector = build_detector(model=model, backend=backend, batch_size=batch_size, device=device, dtype=dtype,
                                       phrase_spans=phrase_spans)

@@ -6,7 +6,7 @@ fixed by a minimal replacement taken from the evidence; ``contradictory``,
 error without a suggestion is flagged but left as it is: veridic never
 invents a replacement the evidence does not hold.
 
->>> from veridic.detect.result import HallucinationSpan
+>>> from veridic.detect._result import HallucinationSpan
 >>> p = "Messi was born on June 12, 1987. He is the best player ever. He plays for Inter Miami."
 >>> spans = [HallucinationSpan(start=23, end=25, text="12", type="entity", confidence=0.9, evidence=None, suggestion="24"),
 ...          HallucinationSpan(start=33, end=60, text="He is the best player ever.", type="subjective",
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from veridic.detect.result import HallucinationSpan
-from veridic.detect.taxonomy import TAXONOMY
+from veridic.detect._result import HallucinationSpan
+from veridic.detect._taxonomy import TAXONOMY
 from veridic.errors import InputError
 
 __all__ = ["apply_edits", "validate_spans", "replacement"]

@@ -9,7 +9,7 @@ than :data:`CLAIM_PIECE_TOKENS` tokens is tagged in pieces of whole sentences, e
 A token's probability is that its text is unsupported; a span is a maximal run of words whose probability
 reaches the threshold fitted on held-back training rows (stored beside the weights in ``tagger.json``).
 
->>> from veridic.detect.tagger import pack_source
+>>> from veridic.detect._tagger import pack_source
 >>> pack_source("Rain fell. Paris is in France. Cats purr.", "Paris is in Spain.", count_tokens=lambda t: len(t.split()), budget=6)
 ('Paris is in France.', 1)
 """
@@ -125,7 +125,7 @@ class SpanTagger:
     """A trained tagger folder (weights, tokenizer, ``tagger.json``), run on the CPU with torch.
 
     ``predict(sources=, claims=)`` gives one list of :class:`TaggedSpan` per claim; ``char_probabilities`` the
-    per-character probabilities behind them. Build one with :func:`veridic.detect.tagger_train.train_tagger`.
+    per-character probabilities behind them. Build one with :func:`veridic.detect._tagger_train.train_tagger`.
     """
 
     def __init__(self, model_dir: str | Path, *, threshold: float | None = None, batch_size: int = 16, device: str = "cpu"):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from veridic.detect.taxonomy import ERROR_TYPES
+from veridic.detect._taxonomy import ERROR_TYPES
 from veridic.errors import InputError
 from veridic.types import SentenceVerdict, Span
 
@@ -27,7 +27,7 @@ __all__ = ["HallucinationSpan", "DetectionResult"]
 class HallucinationSpan:
     """One detected (or annotated) hallucination.
 
-    ``type`` is a taxonomy type (:data:`veridic.detect.taxonomy.ERROR_TYPES`);
+    ``type`` is a taxonomy type (:data:`veridic.detect._taxonomy.ERROR_TYPES`);
     ``confidence`` in [0, 1] (``None`` for spans parsed from tagged text);
     ``evidence`` is the evidence span the decision was judged against (or
     ``None`` when nothing in the evidence relates to it); ``suggestion`` is
@@ -83,7 +83,7 @@ class DetectionResult:
 
     ``spans`` are sorted and non-overlapping; ``edited`` is the passage with
     every proposed edit applied; ``tagged`` is the FAVA tagged form (see
-    :mod:`veridic.detect.tags`); ``sentences`` are the NLI verdicts of the
+    :mod:`veridic.detect._tags`); ``sentences`` are the NLI verdicts of the
     passage's sentences (with their evidence windows); ``evidence`` is the
     evidence text all evidence offsets point into; ``retrieved`` lists the
     retrieved passages that evidence was assembled from (empty when the caller

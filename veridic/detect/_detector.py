@@ -13,7 +13,7 @@ CPU and say why they fired:
    negation, antonym, verb, voice or argument-order difference with the
    best-aligned evidence sentence → ``relation``, fixed with the evidence's
    wording;
-3. sentence level: opinion language (:mod:`veridic.detect.subjective`)
+3. sentence level: opinion language (:mod:`veridic.detect._subjective`)
    whose cue words the evidence does not use → ``subjective``, whatever the
    NLI says (opinions cannot be entailed by facts, but a small NLI model
    often "entails" them from topical overlap); a negative-polarity
@@ -52,11 +52,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from veridic.detect.edit import apply_edits
-from veridic.detect.localise import Deletion, choose, deletable_phrases, deletion_units, entailed, non_overlapping, without
-from veridic.detect.result import DetectionResult, HallucinationSpan
-from veridic.detect.subjective import LexiconSubjectivity, SubjectivityClassifier
-from veridic.detect.tags import _check_plain, to_tagged
+from veridic.detect._edit import apply_edits
+from veridic.detect._localise import Deletion, choose, deletable_phrases, deletion_units, entailed, non_overlapping, without
+from veridic.detect._result import DetectionResult, HallucinationSpan
+from veridic.detect._subjective import LexiconSubjectivity, SubjectivityClassifier
+from veridic.detect._tags import _check_plain, to_tagged
 from veridic.errors import ConfigError, InputError
 from veridic.limits import check_text_length
 from veridic.ling._align import (
@@ -133,7 +133,7 @@ class HallucinationDetector:
     (``invented``) unless entailment reaches ``strong_support``.
     ``phrase_spans``: in a sentence the NLI does not find entailed, mark the
     phrases whose deletion leaves a remainder the NLI entails (one more scorer
-    call per batch; :mod:`veridic.detect.localise`), also in sentences that
+    call per batch; :mod:`veridic.detect._localise`), also in sentences that
     paraphrase safety let through; when no deletion does, a whole-sentence
     span the NLI decided becomes the phrases whose words the
     ``coverage_sentences`` best-aligned evidence sentences lack (for
@@ -512,7 +512,7 @@ class HallucinationDetector:
                   verdicts: Sequence[Verdict], per_sentence: list[list[list[HallucinationSpan]] | None], *,
                   progress: bool = False) -> list[list[list[HallucinationSpan]] | None]:
         """``phrase_spans``: find the unsupported phrases of the sentences the NLI does not find entailed
-        (:mod:`veridic.detect.localise`). Such a sentence is either flagged whole from the NLI (unverifiable,
+        (:mod:`veridic.detect._localise`). Such a sentence is either flagged whole from the NLI (unverifiable,
         invented, contradicted) or was let through by paraphrase safety or the restatement check. Each of its
         deletable phrases is deleted in turn and the remainder scored against the same evidence (one scorer
         call for the whole batch); the phrases whose deletion leaves an entailed remainder are marked. When

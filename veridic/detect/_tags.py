@@ -31,9 +31,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from veridic.detect.edit import apply_edits, validate_spans
-from veridic.detect.result import HallucinationSpan
-from veridic.detect.taxonomy import LABEL_MAPS, TAXONOMY
+from veridic.detect._edit import apply_edits, validate_spans
+from veridic.detect._result import HallucinationSpan
+from veridic.detect._taxonomy import LABEL_MAPS, TAXONOMY
 from veridic.errors import InputError
 
 __all__ = ["to_tagged", "parse_tagged", "ParsedTagged", "TAG_NAMES"]

@@ -141,7 +141,7 @@ LABEL_MAPS: dict[str, dict[str, str | None]] = {
         "not_supported": "unverifiable",
         "non_supported_token": "unverifiable",
     },
-    # veridic.synth perturbation kinds (see veridic.detect.benchmark for why).
+    # veridic.synth perturbation kinds (see veridic.detect._benchmark for why).
     "veridic-synth": {
         "extract": None,
         "compress": None,

@@ -14,7 +14,7 @@ __all__ = ["DETECTOR_CONFIG", "PIPELINE_CONFIG", "default_config", "load_detecto
 #: The detector's default scorer: sentence-level e-c (the detector reads per-sentence e, n, c).
 DETECTOR_CONFIG = "e-c"
 #: With a tagger: hybrid, whose verdict is a calibrated probability, so the passage flag follows a calibrated judge
-#: (:mod:`veridic.detect.pipeline`); its sentence verdicts are e-c's, as the rules read them.
+#: (:mod:`veridic.detect._pipeline`); its sentence verdicts are e-c's, as the rules read them.
 PIPELINE_CONFIG = "hybrid"
 
 
@@ -38,7 +38,7 @@ def load_detector(*, config: Any = None, model: str | None = None, backend: str 
     configuration, else torch; see :func:`veridic.nli._backend.resolve_backend_kind`). ``rerank`` reuses the
     scorer's backend (any kind: reranking only needs its ``predict``). ``phrase_spans``: the detector's
     (unsupported phrases, the default; False: whole sentences). ``tagger``: a trained span tagger (a folder or a
-    :class:`~veridic.detect.tagger.SpanTagger`): the detector then runs as :class:`~veridic.detect.pipeline.TaggedDetector`,
+    :class:`~veridic.detect._tagger.SpanTagger`): the detector then runs as :class:`~veridic.detect._pipeline.TaggedDetector`,
     the tagger proposing spans and the rules confirming, typing and fixing them (``flag_threshold``: its own).
 
     >>> det = load_detector(backend="dummy")
@@ -47,7 +47,7 @@ def load_detector(*, config: Any = None, model: str | None = None, backend: str 
     """
     import spacy
 
-    from veridic.detect.detector import HallucinationDetector
+    from veridic.detect._detector import HallucinationDetector
     from veridic.factory import load_scorer
 
     scorer = load_scorer(config if config is not None else default_config(tagger=tagger), model=model, backend=backend, batch_size=batch_size,
@@ -65,8 +65,8 @@ def load_detector(*, config: Any = None, model: str | None = None, backend: str 
     detector = HallucinationDetector(scorer=scorer, nlp=nlp, retriever=retriever, k=k, phrase_spans=phrase_spans)
     if tagger is None:
         return detector
-    from veridic.detect.pipeline import TaggedDetector
-    from veridic.detect.tagger import SpanTagger
+    from veridic.detect._pipeline import TaggedDetector
+    from veridic.detect._tagger import SpanTagger
 
     return TaggedDetector(detector=detector, tagger=tagger if isinstance(tagger, SpanTagger) else SpanTagger(tagger),
                           flag_threshold=flag_threshold)

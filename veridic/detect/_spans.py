@@ -22,8 +22,8 @@ evaluation part of a set, optionally a seeded sample of it (:func:`sample`).
 
 **Predictors** take a :class:`SpanRow` and return character ranges of its claim: :class:`MarkEverything`
 (every non-space character), :class:`AbsentWords` (content words the source lacks) and
-:class:`DetectorSpans` (a :class:`~veridic.detect.detector.HallucinationDetector`); :class:`TaggerSpans` wraps a
-learned :class:`~veridic.detect.tagger.SpanTagger`. :func:`span_benchmark`
+:class:`DetectorSpans` (a :class:`~veridic.detect._detector.HallucinationDetector`); :class:`TaggerSpans` wraps a
+learned :class:`~veridic.detect._tagger.SpanTagger`. :func:`span_benchmark`
 runs them on the evaluation sets; :func:`render_markdown` prints the table.
 
 >>> row = SpanRow(id="x", dataset="demo", task="summarization", source="Alice paid 30 dollars in Paris.", context=None,
@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from veridic.detect.benchmark import _bootstrap, _char_mask, _f1_from
+from veridic.detect._benchmark import _bootstrap, _char_mask, _f1_from
 from veridic.errors import DataFormatError, InputError, did_you_mean
 from veridic.io import iter_jsonl
 from veridic.io._paths import default_data_dir
@@ -432,7 +432,7 @@ class AbsentWords:
 
 
 class DetectorSpans:
-    """The spans of a :class:`~veridic.detect.detector.HallucinationDetector` run on (source, claim).
+    """The spans of a :class:`~veridic.detect._detector.HallucinationDetector` run on (source, claim).
 
     The claim is the passage and the source the evidence. ``row.context`` (a QMSum query) is not passed: the
     detector reads a query only to retrieve evidence when none is given, and the scorer it holds is called
@@ -475,7 +475,7 @@ class DetectorSpans:
 
 
 class TaggerSpans:
-    """The spans of a learned :class:`~veridic.detect.tagger.SpanTagger` (``predict(sources=, claims=)``) on (source, claim).
+    """The spans of a learned :class:`~veridic.detect._tagger.SpanTagger` (``predict(sources=, claims=)``) on (source, claim).
 
     As with :class:`DetectorSpans`, ``row.context`` is not read.
     """

@@ -6,7 +6,7 @@ proposed edit and the evidence it was judged against. The page has no
 scripts and no external resources, so it opens offline and can be attached
 to a report or an issue as one file.
 
->>> from veridic.detect.result import DetectionResult, HallucinationSpan
+>>> from veridic.detect._result import DetectionResult, HallucinationSpan
 >>> s = HallucinationSpan(start=18, end=20, text="12", type="entity", confidence=0.8, evidence=None, suggestion="24")
 >>> r = DetectionResult(passage="Messi was born on 12 June.", spans=(s,), edited="Messi was born on 24 June.",
 ...                     tagged="", sentences=())
@@ -19,8 +19,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from veridic.detect.result import DetectionResult
-from veridic.detect.taxonomy import ERROR_TYPES
+from veridic.detect._result import DetectionResult
+from veridic.detect._taxonomy import ERROR_TYPES
 
 __all__ = ["render_html", "TYPE_COLOURS"]
 

@@ -1,6 +1,6 @@
 """One detection pipeline: the learned tagger proposes spans, the judge and the rule checks confirm and type them.
 
-The tagger (:class:`veridic.detect.tagger.SpanTagger`) marks which characters the evidence does not support; it
+The tagger (:class:`veridic.detect._tagger.SpanTagger`) marks which characters the evidence does not support; it
 knows *where*, not *what kind*, and proposes no fix. The rule detector (:class:`HallucinationDetector`) knows
 kinds and fixes for the errors its checks find (a value the evidence states otherwise, swapped roles, a
 negation). Here each proposal is
@@ -20,7 +20,7 @@ stay even where the tagger marks nothing. A passage is flagged only when the jud
 threshold or a proposal reaches ``flag_threshold``; an unflagged passage gets no spans. Each result carries the
 judge's score (``DetectionResult.score``).
 
->>> from veridic.detect.pipeline import sentence_type
+>>> from veridic.detect._pipeline import sentence_type
 >>> sentence_type(has_name=True, name_in_evidence=False, contradicted=False)
 'invented'
 """
@@ -33,12 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from veridic.detect.edit import apply_edits
-from veridic.detect.localise import deletion_units, entailed, non_overlapping
-from veridic.detect.result import DetectionResult, HallucinationSpan
-from veridic.detect.tagger import TaggedSpan, spans_from_probs
-from veridic.detect.tags import to_tagged
-from veridic.detect.taxonomy import TAXONOMY
+from veridic.detect._edit import apply_edits
+from veridic.detect._localise import deletion_units, entailed, non_overlapping
+from veridic.detect._result import DetectionResult, HallucinationSpan
+from veridic.detect._tagger import TaggedSpan, spans_from_probs
+from veridic.detect._tags import to_tagged
+from veridic.detect._taxonomy import TAXONOMY
 from veridic.errors import ConfigError
 
 __all__ = ["EVIDENCED_RULES", "TaggedDetector", "sentence_type"]
@@ -63,9 +63,9 @@ def _overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
 class TaggedDetector:
     """The tagger's spans, confirmed, typed and fixed by a rule detector and its judge (see the module doc).
 
-    ``detector``: a :class:`veridic.detect.detector.HallucinationDetector` (its scorer is the judge; a calibrated
+    ``detector``: a :class:`veridic.detect._detector.HallucinationDetector` (its scorer is the judge; a calibrated
     one such as ``hybrid`` makes the passage flag a probability); ``tagger``: a trained
-    :class:`veridic.detect.tagger.SpanTagger`; ``flag_threshold``: the span score that confirms a proposal and
+    :class:`veridic.detect._tagger.SpanTagger`; ``flag_threshold``: the span score that confirms a proposal and
     flags a passage on its own (default: the tagger's fitted ``flag_threshold``, else 0.9). The interface is the
     detector's (``detect``, ``detect_many``), so every benchmark and entry point runs either.
     """

@@ -1,7 +1,7 @@
 """Training the span tagger with the ``transformers`` Trainer, in resumable stages on a CPU.
 
 Rows are in the span schema (``source, claim, spans``); each claim piece is encoded against its packed source
-exactly as :class:`~veridic.detect.tagger.SpanTagger` encodes it at inference, and its tokens are labelled 1
+exactly as :class:`~veridic.detect._tagger.SpanTagger` encodes it at inference, and its tokens are labelled 1
 where they overlap a gold span (source and special tokens are ignored). The Trainer owns the loop, the
 checkpoints (model, optimiser, scheduler, RNG and data position) and resuming; a callback stops it cleanly,
 with a checkpoint, when the minutes run out. The decision threshold is fitted afterwards on held-back rows
@@ -73,7 +73,7 @@ def token_labels(offsets: Sequence[tuple[int, int]], sequence_ids: Sequence[int 
 
 
 def _features(rows: Sequence[dict[str, Any]], tokenizer: Any, *, max_length: int) -> list[dict[str, Any]]:
-    from veridic.detect.tagger import claim_pieces, encode_pair, token_counter
+    from veridic.detect._tagger import claim_pieces, encode_pair, token_counter
 
     count = token_counter(tokenizer)
 
@@ -90,7 +90,7 @@ def _features(rows: Sequence[dict[str, Any]], tokenizer: Any, *, max_length: int
 
 
 def _char_f1(rows: Sequence[dict[str, Any]], probs: Sequence[np.ndarray], threshold: float) -> float:
-    from veridic.detect.tagger import spans_from_probs
+    from veridic.detect._tagger import spans_from_probs
 
     tp = pred = gold = 0
     for r, p in zip(rows, probs):
@@ -131,7 +131,7 @@ def fit_flag_threshold(rows: Sequence[dict[str, Any]], probs: Sequence[np.ndarra
     >>> fit_flag_threshold(rows, [np.array([0.9, 0.9, 0, 0, 0]), np.array([0.6, 0.6, 0, 0, 0])], threshold=0.5, grid=[0.5, 0.7, 0.95])[0]
     0.7
     """
-    from veridic.detect.tagger import spans_from_probs
+    from veridic.detect._tagger import spans_from_probs
 
     best_span = [max((s.score for s in spans_from_probs(r["claim"], p, threshold=threshold)), default=0.0) for r, p in zip(rows, probs)]
     gold = [bool(r["spans"]) for r in rows]
@@ -228,7 +228,7 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
 def _finalise(final: Path, held_rows: Sequence[dict[str, Any]], config: TaggerTrainConfig, data_card: dict[str, Any] | None, *,
               step: int, finished: bool) -> dict[str, Any]:
     """Write ``tagger.json`` beside the weights in ``final``, with the threshold fitted on ``held_rows``."""
-    from veridic.detect.tagger import TAGGER_FILE, SpanTagger
+    from veridic.detect._tagger import TAGGER_FILE, SpanTagger
     from veridic.io._atomic import atomic_write_text
 
     meta = {"max_length": config.max_length, "threshold": 0.5, "config": asdict(config), "data": data_card or {}, "step": step,
@@ -236,7 +236,7 @@ def _finalise(final: Path, held_rows: Sequence[dict[str, Any]], config: TaggerTr
     atomic_write_text(final / TAGGER_FILE, json.dumps(meta, indent=2) + "\n")
     probs = SpanTagger(final).char_probabilities(sources=[r["source"] for r in held_rows], claims=[r["claim"] for r in held_rows])
     threshold, scores = _best_threshold(held_rows, probs, config.thresholds)
-    # The pipeline's flag threshold (veridic.detect.pipeline): fitted on the same rows, on the grid above the span threshold.
+    # The pipeline's flag threshold (veridic.detect._pipeline): fitted on the same rows, on the grid above the span threshold.
     flag, flag_scores = fit_flag_threshold(held_rows, probs, threshold=threshold,
                                            grid=[t for t in (*config.thresholds, 0.95, 0.99) if t >= threshold])
     meta.update({"threshold": threshold, "held_back_char_f1": scores[threshold], "threshold_scan": scores,

@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from veridic.detect.result import HallucinationSpan
-from veridic.detect.taxonomy import ERROR_TYPES, LABEL_MAPS
+from veridic.detect._result import HallucinationSpan
+from veridic.detect._taxonomy import ERROR_TYPES, LABEL_MAPS
 from veridic.errors import DataFormatError, InputError
 from veridic.io import iter_jsonl
 from veridic.text import split_sentences
@@ -412,7 +412,7 @@ def score_suite(*, examples: Sequence[SuiteExample], predicted: Sequence[Sequenc
 
     # Editing: the detected phrase edits overlapping a gold entity/relation span, applied alone,
     # must give one of the accepted corrected passages.
-    from veridic.detect.edit import apply_edits
+    from veridic.detect._edit import apply_edits
 
     edits: dict[str, dict[str, Any]] = {}
     for t in ("entity", "relation"):
