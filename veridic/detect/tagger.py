@@ -27,9 +27,11 @@ import numpy as np
 
 from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
 
-__all__ = ["CLAIM_PIECE_TOKENS", "TAGGER_FILE", "SpanTagger", "TaggedSpan", "TaggerResult", "claim_pieces", "encode_pair", "pack_source", "spans_from_probs"]
+__all__ = ["CLAIM_PIECE_TOKENS", "EMBEDDED_TAGGER_NAME", "TAGGER_FILE", "SpanTagger", "resolve_tagger_path", "TaggedSpan", "TaggerResult", "claim_pieces", "encode_pair", "pack_source", "spans_from_probs"]
 
 TAGGER_FILE = "tagger.json"
+#: the tagger shipped inside the package (``veridic/models/<name>``), selectable by this name
+EMBEDDED_TAGGER_NAME = "veridic-tagger-minilm-l6"
 #: the longest claim piece tagged at once; the rest of the window is the source's
 CLAIM_PIECE_TOKENS = 128
 _WORD = re.compile(r"\w+(?:[-'’.]\w+)*|[^\w\s]")
@@ -121,8 +123,25 @@ def spans_from_probs(text: str, char_probs: np.ndarray, *, threshold: float) -> 
     return out
 
 
+def resolve_tagger_path(tagger: str | Path) -> Path:
+    """The folder of a tagger: :data:`EMBEDDED_TAGGER_NAME` (or ``"embedded"``) for the shipped one, else a path.
+
+    >>> resolve_tagger_path("embedded").name
+    'veridic-tagger-minilm-l6'
+    """
+    from veridic.nli.models import embedded_model_path
+
+    if str(tagger) in ("embedded", EMBEDDED_TAGGER_NAME):
+        return embedded_model_path(EMBEDDED_TAGGER_NAME)
+    return Path(tagger).expanduser()
+
+
 class SpanTagger:
     """A trained tagger folder (weights, tokenizer, ``tagger.json``), run on the CPU with torch.
+
+    ``model_dir`` is a folder written by ``veridic detect train-tagger`` or :data:`EMBEDDED_TAGGER_NAME`; its
+    weights are a ``model.safetensors`` or int8 rows packed by :func:`veridic.nli.packed.write_packed` (the
+    shipped tagger), unpacked to fp32 on load.
 
     ``predict(sources=, claims=)`` gives one list of :class:`TaggedSpan` per claim; ``char_probabilities`` the
     per-character probabilities behind them. Build one with :func:`veridic.detect.tagger_train.train_tagger`.
@@ -136,9 +155,12 @@ class SpanTagger:
             raise MissingDependencyError(exc.name or "torch", extra="torch", purpose="the span tagger") from None
         from veridic.device import check_device
 
-        self.dir = Path(model_dir).expanduser()
+        self.dir = resolve_tagger_path(model_dir)
         meta_file = self.dir / TAGGER_FILE
         if not meta_file.exists():
+            if str(model_dir) in ("embedded", EMBEDDED_TAGGER_NAME):
+                raise ModelLoadError(f"The embedded span tagger is missing: expected {meta_file}. Reinstall veridic from a full "
+                                     "clone, or pass a folder written by `veridic detect train-tagger`.")
             raise ModelLoadError(f"{str(self.dir)!r} is not a span tagger: expected {TAGGER_FILE} beside its weights "
                                  "(written by `veridic detect train-tagger`).")
         self.meta = json.loads(meta_file.read_text(encoding="utf-8"))
@@ -150,7 +172,7 @@ class SpanTagger:
         self._torch = torch
         self.device = torch.device(check_device(device))
         self.tokenizer = AutoTokenizer.from_pretrained(self.dir)
-        self.model = AutoModelForTokenClassification.from_pretrained(self.dir).to(self.device).eval()
+        self.model = _load_model(self.dir, AutoModelForTokenClassification).to(self.device).eval()
         self._count = token_counter(self.tokenizer)
 
     def count_tokens(self, text: str) -> int:
@@ -195,6 +217,12 @@ class SpanTagger:
 
     def describe(self) -> dict[str, Any]:
         return {"tagger": str(self.dir), "threshold": self.threshold, "max_length": self.max_length, **{k: v for k, v in self.meta.items() if k != "threshold"}}
+
+
+def _load_model(folder: Path, auto_cls: Any) -> Any:
+    from veridic.nli.packed import is_packed, load_packed_model
+
+    return load_packed_model(folder, auto_cls=auto_cls) if is_packed(folder) else auto_cls.from_pretrained(folder)
 
 
 def token_counter(tokenizer: Any) -> Callable[[str], int]:
