@@ -178,6 +178,12 @@ class SpanTagger:
     def count_tokens(self, text: str) -> int:
         return self._count(text)
 
+    def sees_whole_source(self, *, source: str, claim: str) -> bool:
+        """Whether every piece of ``claim`` is tagged against the whole ``source`` (nothing cut by packing)."""
+        n = self.count_tokens(source)
+        return all(n <= _source_budget(self.count_tokens(claim[a:b]), self.max_length)
+                   for a, b in claim_pieces(claim, count_tokens=self.count_tokens))
+
     def encode(self, claim_piece: str, source: str) -> Any:
         """The model input of one claim piece against its packed source (claim first, never truncated)."""
         return encode_pair(self.tokenizer, claim_piece, source, max_length=self.max_length, count_tokens=self.count_tokens)
@@ -230,11 +236,15 @@ def token_counter(tokenizer: Any) -> Callable[[str], int]:
     return lambda text: len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
 
+def _source_budget(piece_tokens: int, max_length: int) -> int:
+    """Tokens left for the source beside a claim piece of ``piece_tokens`` (three special tokens)."""
+    return max(16, max_length - min(piece_tokens, CLAIM_PIECE_TOKENS * 2) - 3)
+
+
 def encode_pair(tokenizer: Any, claim_piece: str, source: str, *, max_length: int, count_tokens: Callable[[str], int]) -> Any:
     """``tokenizer(claim_piece, packed source)`` with offsets: the claim first and never truncated, the source packed
     (:func:`pack_source`) into what is left of ``max_length``. Training and inference encode through here."""
-    budget = max_length - min(count_tokens(claim_piece), CLAIM_PIECE_TOKENS * 2) - 3
-    packed, _ = pack_source(source, claim_piece, count_tokens=count_tokens, budget=max(16, budget))
+    packed, _ = pack_source(source, claim_piece, count_tokens=count_tokens, budget=_source_budget(count_tokens(claim_piece), max_length))
     # A single claim sentence longer than the window (rare) is cut too, rather than failing the batch.
     mode = "only_second" if count_tokens(claim_piece) < max_length - 19 else "longest_first"
     return tokenizer(claim_piece, packed, truncation=mode, max_length=max_length, return_offsets_mapping=True)
