@@ -554,6 +554,6 @@ def run_suite_benchmark(*, detector: Any, examples: Sequence[SuiteExample], n_bo
                          "predicted": [(s.type, s.text, s.suggestion, s.reason) for s in r.spans]}
                         for e, r in zip(examples, results)
                         if sorted((s.type, s.start) for s in e.spans) != sorted((s.type, s.start) for s in r.spans)]
-    report["edits"] = audit_edits(detector=detector, evidences=[e.evidence for e in examples], results=results)
+    report["edit_audit"] = audit_edits(detector=detector, evidences=[e.evidence for e in examples], results=results)
     report["detector"] = detector.describe()
     return report
