@@ -360,6 +360,19 @@ def _accurate(lines: list[str]) -> None:
             m = cost[role]
             lines.append(f"| {role} | {m['n']} | {m['wall_s']:.1f} | {m['cpu_s']:.1f} | {m['peak_rss_mb']:,} |")
         lines.append("")
+    det = res.get("detector")
+    if det:
+        roles = [r for r in ("default", "accurate") if r in det]
+        lines += ["**The rule detector with each model as its judge** (`veridic detect bench suite` and `wice --split dev`, `e-c`):", "",
+                  "| | " + " | ".join(roles) + " |", "|---|" + "---:|" * len(roles)]
+        for t in det[roles[0]]["suite"]["per_type_f1"]:
+            lines.append(f"| suite F1 {t} | " + " | ".join(f"{det[r]['suite']['per_type_f1'][t]:.3f}" for r in roles) + " |")
+        lines.append("| suite correct passages left alone | " + " | ".join(f"{det[r]['suite']['left_alone']:.3f}" for r in roles) + " |")
+        lines.append("| suite edits passing the audit | " + " | ".join(
+            f"{det[r]['suite']['edit_audit']['passing']} of {det[r]['suite']['edit_audit']['edits']}" for r in roles) + " |")
+        base = det[roles[0]]["wice_dev"]["baseline_all_tokens"]["f1"]
+        lines.append(f"| WiCE dev token F1 (all tokens: {base:.3f}) | " + " | ".join(f"{det[r]['wice_dev']['f1']:.3f}" for r in roles) + " |")
+        lines.append("")
     lines += _commands(meta) + [""]
 
 
