@@ -11,7 +11,9 @@ baseline:
 - ``dev``: ``e-c`` mean ROC AUC with 95 % bootstrap CIs on every dev file, word and bigram overlap beside it, and
   the paired per-set difference against the fast default's ``e-c`` (approximate randomisation);
 - ``contrast``: the contrast suite's groups, bigram overlap beside them;
-- ``cost``: 100 FRANK rows through ``veridic score --method e-c`` as a whole process (wall, CPU, peak memory).
+- ``cost``: 100 FRANK rows through ``veridic score --method e-c`` as a whole process (wall, CPU, peak memory);
+- ``detector``: the rule detector on each model (its default judge, ``e-c``): the detector's contrast suite (per-type
+  F1, correct passages left alone, the edit audit) and WiCE dev non-supported tokens (all-tokens baseline inside).
 
 Model predictions go through the benchmark's on-disk caches, so a run cut short (``kill``) resumes where it
 stopped: the dev step on a base-size model takes hours on 2 cores and may need several runs.
@@ -28,7 +30,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-STEPS = ("heldout", "dev", "contrast", "cost")
+STEPS = ("heldout", "dev", "contrast", "cost", "detector")
 
 
 def _exe(name: str) -> str:
@@ -91,6 +93,24 @@ def contrast(*, model: str, out: Path) -> dict:
     return {"auc": {n: rep["mean"][n]["auc"] for n in rep["mean"]}, "groups": groups}
 
 
+def detector(*, models: dict[str, str], wice: str, out: Path) -> dict:
+    """The detector's suite and WiCE dev with each model as the detector's judge."""
+    res: dict = {}
+    for role, ref in models.items():
+        flags = [] if ref == "embedded" else ["--model", ref]
+        for name, cmd in (("suite", ["suite", "--n-boot", "200"]), ("wice_dev", ["wice", "--split", "dev", "--data", wice])):
+            f = out / f"detector-{name}-{role}.json"
+            if not f.exists():
+                _run([_exe("veridic"), "detect", "bench", *cmd, *flags, "-o", str(f)])
+            rep = json.loads(f.read_text())
+            if name == "suite":
+                res.setdefault(role, {})[name] = {"per_type_f1": {t: v["f1"] for t, v in rep["per_type"].items()}, "binary_f1": rep["binary"]["f1"],
+                                                  "left_alone": 1 - rep["false_flags"]["rate"], "edit_audit": {k: v for k, v in rep["edit_audit"].items() if k != "failed"}}
+            else:
+                res.setdefault(role, {})[name] = {k: rep.get(k) for k in ("f1", "precision", "recall", "f1_ci95", "baseline_all_tokens", "margin_over_baseline_ci95")}
+    return res
+
+
 def cost(*, models: dict[str, str], frank: str, n: int) -> dict:
     """Whole-process cost of ``veridic score --method e-c`` on the first ``n`` FRANK rows, per model: wall and CPU
     seconds and peak resident memory, read by GNU time for that process alone."""
@@ -134,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     run = {"heldout": lambda: heldout(models=both, config=args.config),
            "dev": lambda: dev(model=args.model, baseline=args.baseline, data=args.data, out=args.out),
            "contrast": lambda: contrast(model=args.model, out=args.out),
-           "cost": lambda: cost(models=both, frank=f"{args.data}/frank_test.jsonl", n=args.frank_rows)}
+           "cost": lambda: cost(models=both, frank=f"{args.data}/frank_test.jsonl", n=args.frank_rows),
+           "detector": lambda: detector(models=both, wice=str(Path(args.data).parent / "spans" / "wice_non_supported_tokens"), out=args.out)}
     for step in STEPS:
         if step not in steps:
             continue

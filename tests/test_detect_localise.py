@@ -150,3 +150,28 @@ def test_deletion_localisation_works_with_the_hybrid_scorer(nlp, tmp_path):
     r = det.detect(passage="Brian Pendleton died on 16 May 2001.",
                    evidence="Brian Pendleton was a guitarist. Brian Pendleton died in Kent.")
     assert [s.text for s in r.spans] == ["on 16 May 2001"]
+
+
+def test_the_edit_audit_checks_replacements_with_the_judge_and_deletions_against_constituents(nlp):
+    from types import SimpleNamespace
+
+    from veridic.detect._benchmark import audit_edits
+    from veridic.detect._result import HallucinationSpan
+
+    class Judge:  # entails a sentence only when it says 200
+        def score(self, *, sources, claims):
+            return [SimpleNamespace(e=0.9, n=0.05, c=0.05) if "200" in c else SimpleNamespace(e=0.1, n=0.2, c=0.7) for c in claims]
+
+    passage = "Acme hired 500 engineers in Ohio. The firm grew."
+
+    def span(text, suggestion, edit_range=None):
+        a = passage.index(text)
+        return HallucinationSpan(a, a + len(text), text, "entity", 0.9, None, suggestion, edit_range=edit_range)
+
+    res = SimpleNamespace(passage=passage, spans=(span("500", "200"), span("500", "300"), span("in Ohio", ""), span("hired", ""),
+                                                  span("Ohio", None)))
+    rep = audit_edits(detector=SimpleNamespace(nlp=nlp, scorer=Judge()), evidences=["Acme hired 200 engineers."], results=[res])
+    assert (rep["edits"], rep["replacements"], rep["replacements_entailed"]) == (4, 2, 1)
+    assert (rep["deletions"], rep["deletions_whole_constituent"], rep["passing"]) == (2, 1, 2)
+    assert {f["check"].split(" (")[0] for f in rep["failed"]} == {"not entailed", "not a whole constituent"}
+    assert any("'500' -> '300'" in f["edit"] for f in rep["failed"]) and any("'hired'" in f["edit"] for f in rep["failed"])

@@ -232,6 +232,26 @@ def test_the_benchmark_scores_every_predictor_per_set_and_pooled():
     json.dumps(rep)
 
 
+def test_flaggers_are_read_against_flagging_everything_and_by_row_group():
+    rows = [_row("Bob met Ann", [(8, 11, "entity")], source="Bob met Eve", rid="a1"), _row("It rained", source="It rained", rid="a2"),
+            _row("Tom ran 5 km", [(8, 9, "number")], source="Tom ran 3 km" + " and more" * 20, rid="a3")]
+    preds = {"oracle": Oracle(), "mark-everything": MarkEverything()}
+    rep = span_benchmark(predictors=preds, datasets=["a"], rows={"a": rows}, n_boot=200,
+                         group_of=lambda r: "long" if len(r.source) > 50 else "short")
+    po = rep["pooled"]["predictors"]
+    # oracle: example F1 1.0; mark-everything flags all three rows (2 positives): 0.8
+    vs = po["oracle"]["example_f1_vs"]
+    assert vs["reference"] == "mark-everything" and vs["diff"] == pytest.approx(0.2)
+    assert vs["ci95"][0] <= vs["diff"] <= vs["ci95"][1]
+    assert "example_f1_vs" not in po["mark-everything"]
+    g = po["mark-everything"]["by_group"]
+    assert (g["short"]["rows"], g["short"]["with_span"], g["long"]["rows"]) == (2, 1, 1)
+    assert g["long"]["recall"] == g["short"]["recall"] == 1.0 and g["long"]["precision"] == pytest.approx(1 / 9)
+    md = render_markdown(rep)
+    assert "paired bootstrap" in md and "| long |" in md
+    json.dumps(rep)
+
+
 # ------------------------------------------------------------------ loader
 
 def _write(path: Path, rows: list[dict]) -> Path:

@@ -122,6 +122,18 @@ def test_training_in_two_stages_resumes_and_writes_a_tagger(tmp_path, tiny_nli_d
     predicted = tagger.predict(sources=["Acme hired 200 engineers in Ohio."] * 2, claims=claims)
     for claim, spans in zip(claims, predicted):
         assert all(0 <= s.start < s.end <= len(claim) and claim[s.start:s.end] == s.text for s in spans)
+    # Packing is reported: a short source is seen whole, a long one is cut.
+    assert tagger.sees_whole_source(source="Acme hired 200 engineers in Ohio.", claim=claims[1])
+    assert not tagger.sees_whole_source(source="Acme hired 200 engineers in Ohio. " * 40, claim=claims[1])
+    # Shipped as int8 rows (veridic.nli.packed): the same spans, probabilities within int8 rounding.
+    from veridic.nli.packed import is_packed, write_packed
+
+    write_packed(model_dir=done["path"], out_dir=tmp_path / "packed")
+    packed = SpanTagger(tmp_path / "packed")
+    assert is_packed(packed.dir) and packed.meta == tagger.meta
+    p_full = tagger.char_probabilities(sources=["Acme hired 200 engineers in Ohio."] * 2, claims=claims)
+    p_packed = packed.char_probabilities(sources=["Acme hired 200 engineers in Ohio."] * 2, claims=claims)
+    assert max(float(abs(a - b).max()) for a, b in zip(p_full, p_packed)) < 0.02
     # The detector's batch interface, for the span benchmarks (WiCE tokens).
     as_detector = tagger.detect_many(passages=claims, evidences=["Acme hired 200 engineers in Ohio."] * 2)
     assert [list(r.spans) for r in as_detector] == predicted

@@ -11,7 +11,7 @@ from veridic.detect._html import render_html
 from veridic.detect._load import load_detector
 from veridic.detect._result import DetectionResult, HallucinationSpan
 from veridic.detect._subjective import LexiconSubjectivity, SubjectivityClassifier, SubjectivityResult
-from veridic.detect._tagger import SpanTagger
+from veridic.detect._tagger import EMBEDDED_TAGGER_NAME, SpanTagger
 from veridic.detect._tags import ParsedTagged, parse_tagged, to_tagged
 from veridic.detect._taxonomy import ERROR_TYPES, LABEL_MAPS, TAXONOMY, ErrorType, ErrorTypeInfo, map_label
 
@@ -21,6 +21,7 @@ __all__ = [
     "HallucinationDetector",
     "Retriever",
     "SpanTagger",
+    "EMBEDDED_TAGGER_NAME",
     "DetectionResult",
     "HallucinationSpan",
     "apply_edits",

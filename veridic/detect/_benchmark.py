@@ -65,6 +65,7 @@ __all__ = [
     "score_suite",
     "mark_everything",
     "run_suite_benchmark",
+    "audit_edits",
     "SUITE_PATH",
 ]
 
@@ -479,6 +480,65 @@ def _baseline_summary(rep: dict[str, Any]) -> dict[str, Any]:
             "false_flag_rate": rep.get("false_flags", {}).get("rate")}
 
 
+_EDGE = " \t\n,;:.–-"
+
+
+def audit_edits(*, detector: Any, evidences: Sequence[str], results: Sequence[Any], max_listed: int = 20) -> dict[str, Any]:
+    """Check every edit the detector suggests: a replacement must give a sentence its judge entails (entailment the
+    most likely class against the evidence); a deletion must remove a whole optional constituent of its sentence
+    (:func:`veridic.detect._localise.deletable_phrases`) or the whole sentence. Spans without a suggestion make no
+    edit. Returns the counts and up to ``max_listed`` edits that fail, with the text they would leave."""
+    from veridic.detect._localise import deletable_phrases, entailed
+
+    rules = getattr(detector, "detector", detector)  # the pipeline's rule detector holds the parser and the judge
+    nlp, scorer = rules.nlp, rules.scorer
+    replaced: list[tuple[str, str, str]] = []  # (evidence, edited sentence, what was done)
+    deletions = {"whole": 0, "partial": 0}
+    failed: list[dict[str, Any]] = []
+    for ev, res in zip(evidences, results):
+        edits = [s for s in res.spans if s.suggestion is not None]
+        if not edits:
+            continue
+        doc = nlp(res.passage)
+        for sp in edits:
+            sent = next((x for x in doc.sents if x.start_char <= sp.start < x.end_char), doc[:])
+            if sp.suggestion:
+                edited = res.passage[sent.start_char:sp.start] + sp.suggestion + res.passage[sp.end:sent.end_char]
+                replaced.append((ev, edited, f"{sp.text!r} -> {sp.suggestion!r}"))
+                continue
+            a, b = sp.edit_range or (sp.start, sp.end)
+            units = {(doc[x:y].start_char, doc[x:y].end_char) for x, y in deletable_phrases(sent)} | {(sent.start_char, sent.end_char)}
+            trim = {_trimmed(res.passage, u) for u in units}
+            if _trimmed(res.passage, (a, b)) in trim:
+                deletions["whole"] += 1
+            else:
+                deletions["partial"] += 1
+                if len(failed) < max_listed:
+                    failed.append({"edit": f"delete {res.passage[a:b]!r}", "sentence": sent.text, "check": "not a whole constituent"})
+    verdicts = scorer.score(sources=[r[0] for r in replaced], claims=[r[1] for r in replaced]) if replaced else []
+    ok = 0
+    for (_, edited, what), v in zip(replaced, verdicts):
+        if entailed(v.e, v.n, v.c):
+            ok += 1
+        elif len(failed) < max_listed:
+            failed.append({"edit": what, "sentence": edited, "check": f"not entailed (e {v.e:.2f}, n {v.n:.2f}, c {v.c:.2f})"})
+    n = len(replaced) + deletions["whole"] + deletions["partial"]
+    return {"edits": n, "replacements": len(replaced), "replacements_entailed": ok, "deletions": deletions["whole"] + deletions["partial"],
+            "deletions_whole_constituent": deletions["whole"], "passing": ok + deletions["whole"],
+            "passing_share": (ok + deletions["whole"]) / n if n else None, "failed": failed,
+            "rule": "replacement: the edited sentence is entailed by the evidence (entailment the most likely class); "
+                    "deletion: it removes a whole optional constituent or the whole sentence"}
+
+
+def _trimmed(text: str, r: tuple[int, int]) -> tuple[int, int]:
+    a, b = r
+    while a < b and text[a] in _EDGE:
+        a += 1
+    while b > a and text[b - 1] in _EDGE:
+        b -= 1
+    return a, b
+
+
 def run_suite_benchmark(*, detector: Any, examples: Sequence[SuiteExample], n_boot: int = 1000, seed: int = 0,
                         progress: bool = False) -> dict[str, Any]:
     """Run ``detector`` on the contrast suite; the detector's report with the mark-everything baseline beside it."""
@@ -494,5 +554,6 @@ def run_suite_benchmark(*, detector: Any, examples: Sequence[SuiteExample], n_bo
                          "predicted": [(s.type, s.text, s.suggestion, s.reason) for s in r.spans]}
                         for e, r in zip(examples, results)
                         if sorted((s.type, s.start) for s in e.spans) != sorted((s.type, s.start) for s in r.spans)]
+    report["edit_audit"] = audit_edits(detector=detector, evidences=[e.evidence for e in examples], results=results)
     report["detector"] = detector.describe()
     return report

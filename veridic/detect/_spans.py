@@ -520,14 +520,63 @@ def _run(predictor: Any, rows: Sequence[SpanRow], progress: bool) -> list[list[t
     return [list(predictor.predict(r)) for r in rows]
 
 
+def example_f1_difference(rows: Sequence[SpanRow], predictions: Sequence[Sequence[Sequence[int]]],
+                          reference: Sequence[Sequence[Sequence[int]]], *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Example F1 of ``predictions`` minus that of ``reference`` on the same rows, with a paired bootstrap interval
+    (the same resampled rows for both; the resamples of :func:`score_predictions` with the same ``seed``).
+
+    >>> ok = SpanRow(id="a", dataset="d", task="t", source="s", context=None, claim="ab", label=1, spans=(), split="test")
+    >>> bad = SpanRow(id="b", dataset="d", task="t", source="s", context=None, claim="ab", label=0, spans=((0, 1, "x"),), split="test")
+    >>> round(example_f1_difference([ok, bad], [[], [(0, 1)]], [[(0, 2)], [(0, 2)]], n_boot=0)["diff"], 3)  # 1.0 - 0.667
+    0.333
+    """
+    import numpy as np
+
+    _check(rows, predictions)
+    _check(rows, reference)
+
+    def counts(preds: Sequence[Sequence[Sequence[int]]]) -> Any:
+        return np.array([(bool(p) and r.label == 0, bool(p), r.label == 0) for r, p in zip(rows, preds)], dtype=float).reshape(-1, 3)
+
+    a, b = counts(predictions), counts(reference)
+
+    def diff(idx: Any) -> float | None:
+        fa, fb = _f1_from(*a[idx].sum(axis=0)), _f1_from(*b[idx].sum(axis=0))
+        return None if fa is None or fb is None else float(fa - fb)
+
+    d = diff(np.arange(len(rows)))
+    return {"diff": d, "ci95": _bootstrap(diff, len(rows), n_boot=n_boot, seed=seed)}
+
+
+def recall_by_group(rows: Sequence[SpanRow], predictions: Sequence[Sequence[Sequence[int]]], groups: Sequence[str]) -> dict[str, Any]:
+    """Character span P/R/F1 within each group of rows (``groups[i]`` names row i's group), e.g. whether a model saw
+    the whole source. No intervals: the groups are descriptive."""
+    import numpy as np
+
+    _check(rows, predictions)
+    if len(groups) != len(rows):
+        raise InputError(f"Got {len(rows)} rows but {len(groups)} group names; give one per row.")
+    out: dict[str, Any] = {}
+    for g in dict.fromkeys(groups):
+        idx = [i for i, x in enumerate(groups) if x == g]
+        chars = np.array([char_counts(rows[i].claim, rows[i].spans, predictions[i]) for i in idx], dtype=float).reshape(-1, 3)
+        out[g] = {"rows": len(idx), "with_span": sum(rows[i].label == 0 for i in idx), **_prf(*chars.sum(axis=0))}
+    return out
+
+
 def span_benchmark(*, predictors: Mapping[str, Any], datasets: Sequence[str] = SPAN_DATASETS, data_dir: str | Path | None = None,
                    limit: int | None = None, seed: int = 0, n_boot: int = 1000, boot_seed: int = 0, progress: bool = False,
-                   rows: Mapping[str, Sequence[SpanRow]] | None = None) -> dict[str, Any]:
+                   rows: Mapping[str, Sequence[SpanRow]] | None = None, versus: str | None = "mark-everything",
+                   group_of: Callable[[SpanRow], str] | None = None) -> dict[str, Any]:
     """Score every predictor on the evaluation rows of each set in ``datasets``, and on all of them pooled.
 
     ``limit``: a seeded sample of that many rows per set (:func:`sample` with ``seed``). ``rows``: rows to use
     instead of reading the sets (by set name). ``n_boot`` resamples seeded with ``boot_seed`` give the intervals.
-    Each predictor's wall time is reported as ``seconds`` beside its scores.
+    Each predictor's wall time is reported as ``seconds`` beside its scores. When ``versus`` names one of the
+    predictors, every other one also gets ``example_f1_vs``: its example F1 minus that one's, with a paired
+    interval (flagging every claim already scores well on example F1, so a flagger is read against it).
+    ``group_of`` names a group per row (e.g. whether the tagger saw the whole source): span P/R/F1 per group
+    (``by_group``) for every predictor.
 
     >>> r = SpanRow(id="a", dataset="demo", task="t", source="Tom met Ann.", context=None, claim="Tom met Bob.", label=0,
     ...             spans=((8, 11, "entity"),), split="test")
@@ -560,12 +609,14 @@ def span_benchmark(*, predictors: Mapping[str, Any], datasets: Sequence[str] = S
             secs = time.perf_counter() - t
             sets[name]["predictors"][pname] = {**score_predictions(rs, preds[pname][name], n_boot=n_boot, seed=boot_seed),
                                                "seconds": round(secs, 3)}
+        _extras(sets[name]["predictors"], rs, {p: preds[p][name] for p in predictors}, versus, group_of, n_boot, boot_seed)
     pooled_rows = [r for rs in data.values() for r in rs]
     pooled = {"rows": len(pooled_rows), "positives": sum(r.label == 0 for r in pooled_rows), "sets": list(data), "predictors": {}}
+    pooled_preds = {p: [x for name in data for x in preds[p][name]] for p in predictors}
     for pname in predictors:
-        pp = [p for name in data for p in preds[pname][name]]
-        pooled["predictors"][pname] = {**score_predictions(pooled_rows, pp, n_boot=n_boot, seed=boot_seed),
+        pooled["predictors"][pname] = {**score_predictions(pooled_rows, pooled_preds[pname], n_boot=n_boot, seed=boot_seed),
                                        "seconds": round(sum(sets[n]["predictors"][pname]["seconds"] for n in data), 3)}
+    _extras(pooled["predictors"], pooled_rows, pooled_preds, versus, group_of, n_boot, boot_seed)
     return {
         "sets": sets,
         "pooled": pooled,
@@ -580,6 +631,16 @@ def span_benchmark(*, predictors: Mapping[str, Any], datasets: Sequence[str] = S
             "type_recall": "share of non-space characters inside gold spans of a type that are predicted (coarse types; raw_type_recall: the set's own)",
         },
     }
+
+
+def _extras(out: dict[str, Any], rows: Sequence[SpanRow], preds: Mapping[str, Sequence[Sequence[Sequence[int]]]], versus: str | None,
+            group_of: Callable[[SpanRow], str] | None, n_boot: int, seed: int) -> None:
+    groups = [group_of(r) for r in rows] if group_of is not None else None
+    for pname, pp in preds.items():
+        if versus in preds and pname != versus:
+            out[pname]["example_f1_vs"] = {"reference": versus, **example_f1_difference(rows, pp, preds[versus], n_boot=n_boot, seed=seed)}
+        if groups is not None:
+            out[pname]["by_group"] = recall_by_group(rows, pp, groups)
 
 
 def _f(x: float | None, nd: int = 2) -> str:
@@ -609,6 +670,19 @@ def render_markdown(report: dict[str, Any]) -> str:
     po = report["pooled"]
     for pname, s in po["predictors"].items():
         lines.append(_line("**pooled**", po["rows"], po["positives"], pname, s))
+    vs = [(label, pname, s["example_f1_vs"]) for label, st in [*report["sets"].items(), ("**pooled**", report["pooled"])]
+          for pname, s in st["predictors"].items() if "example_f1_vs" in s]
+    if vs:
+        lines += ["", f"Example F1 minus {vs[0][2]['reference']}'s on the same rows (paired bootstrap):", "",
+                  "| set | predictor | difference [95 % CI] |", "|---|---|---|"]
+        lines += [f"| {label} | {pname} | {_f(v['diff'], 3)}{_ci(v.get('ci95'))} |" for label, pname, v in vs]
+    grouped = [(label, pname, s["by_group"]) for label, st in [*report["sets"].items(), ("**pooled**", report["pooled"])]
+               for pname, s in st["predictors"].items() if "by_group" in s]
+    if grouped:
+        lines += ["", "Span F1 and recall by row group:", "", "| set | predictor | group | rows (with span) | span F1 | span P / R |",
+                  "|---|---|---|---:|---:|---|"]
+        lines += [f"| {label} | {pname} | {g} | {v['rows']} ({v['with_span']}) | {_f(v['f1'])} | {_f(v['precision'])} / {_f(v['recall'])} |"
+                  for label, pname, groups in grouped for g, v in groups.items()]
     d, b = report["data"], report["bootstrap"]
     which = "all evaluation rows" if d["limit"] is None else f"a seeded sample of {d['limit']} per set (seed {d['seed']})"
     note = (f"\nSpan F1: characters pooled over rows, whitespace excluded; token F1 over `\\w+` tokens; example F1: flagged = any "

@@ -27,9 +27,11 @@ import numpy as np
 
 from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
 
-__all__ = ["CLAIM_PIECE_TOKENS", "TAGGER_FILE", "SpanTagger", "TaggedSpan", "TaggerResult", "claim_pieces", "encode_pair", "pack_source", "spans_from_probs"]
+__all__ = ["CLAIM_PIECE_TOKENS", "EMBEDDED_TAGGER_NAME", "TAGGER_FILE", "SpanTagger", "resolve_tagger_path", "TaggedSpan", "TaggerResult", "claim_pieces", "encode_pair", "pack_source", "spans_from_probs"]
 
 TAGGER_FILE = "tagger.json"
+#: the tagger shipped inside the package (``veridic/models/<name>``), selectable by this name
+EMBEDDED_TAGGER_NAME = "veridic-tagger-minilm-l6"
 #: the longest claim piece tagged at once; the rest of the window is the source's
 CLAIM_PIECE_TOKENS = 128
 _WORD = re.compile(r"\w+(?:[-'’.]\w+)*|[^\w\s]")
@@ -121,8 +123,25 @@ def spans_from_probs(text: str, char_probs: np.ndarray, *, threshold: float) -> 
     return out
 
 
+def resolve_tagger_path(tagger: str | Path) -> Path:
+    """The folder of a tagger: :data:`EMBEDDED_TAGGER_NAME` (or ``"embedded"``) for the shipped one, else a path.
+
+    >>> resolve_tagger_path("embedded").name
+    'veridic-tagger-minilm-l6'
+    """
+    from veridic.nli._models import embedded_model_path
+
+    if str(tagger) in ("embedded", EMBEDDED_TAGGER_NAME):
+        return embedded_model_path(EMBEDDED_TAGGER_NAME)
+    return Path(tagger).expanduser()
+
+
 class SpanTagger:
     """A trained tagger folder (weights, tokenizer, ``tagger.json``), run on the CPU with torch.
+
+    ``model_dir`` is a folder written by ``veridic detect train-tagger`` or :data:`EMBEDDED_TAGGER_NAME`; its
+    weights are a ``model.safetensors`` or int8 rows packed by :func:`veridic.nli.packed.write_packed` (the
+    shipped tagger), unpacked to fp32 on load.
 
     ``predict(sources=, claims=)`` gives one list of :class:`TaggedSpan` per claim; ``char_probabilities`` the
     per-character probabilities behind them. Build one with :func:`veridic.detect._tagger_train.train_tagger`.
@@ -136,9 +155,12 @@ class SpanTagger:
             raise MissingDependencyError(exc.name or "torch", extra="torch", purpose="the span tagger") from None
         from veridic.device import check_device
 
-        self.dir = Path(model_dir).expanduser()
+        self.dir = resolve_tagger_path(model_dir)
         meta_file = self.dir / TAGGER_FILE
         if not meta_file.exists():
+            if str(model_dir) in ("embedded", EMBEDDED_TAGGER_NAME):
+                raise ModelLoadError(f"The embedded span tagger is missing: expected {meta_file}. Reinstall veridic from a full "
+                                     "clone, or pass a folder written by `veridic detect train-tagger`.")
             raise ModelLoadError(f"{str(self.dir)!r} is not a span tagger: expected {TAGGER_FILE} beside its weights "
                                  "(written by `veridic detect train-tagger`).")
         self.meta = json.loads(meta_file.read_text(encoding="utf-8"))
@@ -150,11 +172,17 @@ class SpanTagger:
         self._torch = torch
         self.device = torch.device(check_device(device))
         self.tokenizer = AutoTokenizer.from_pretrained(self.dir)
-        self.model = AutoModelForTokenClassification.from_pretrained(self.dir).to(self.device).eval()
+        self.model = _load_model(self.dir, AutoModelForTokenClassification).to(self.device).eval()
         self._count = token_counter(self.tokenizer)
 
     def count_tokens(self, text: str) -> int:
         return self._count(text)
+
+    def sees_whole_source(self, *, source: str, claim: str) -> bool:
+        """Whether every piece of ``claim`` is tagged against the whole ``source`` (nothing cut by packing)."""
+        n = self.count_tokens(source)
+        return all(n <= _source_budget(self.count_tokens(claim[a:b]), self.max_length)
+                   for a, b in claim_pieces(claim, count_tokens=self.count_tokens))
 
     def encode(self, claim_piece: str, source: str) -> Any:
         """The model input of one claim piece against its packed source (claim first, never truncated)."""
@@ -197,16 +225,26 @@ class SpanTagger:
         return {"tagger": str(self.dir), "threshold": self.threshold, "max_length": self.max_length, **{k: v for k, v in self.meta.items() if k != "threshold"}}
 
 
+def _load_model(folder: Path, auto_cls: Any) -> Any:
+    from veridic.nli.packed import is_packed, load_packed_model
+
+    return load_packed_model(folder, auto_cls=auto_cls) if is_packed(folder) else auto_cls.from_pretrained(folder)
+
+
 def token_counter(tokenizer: Any) -> Callable[[str], int]:
     """Tokens of a text without special tokens (long texts are only counted, so the length warning stays quiet)."""
     return lambda text: len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
 
+def _source_budget(piece_tokens: int, max_length: int) -> int:
+    """Tokens left for the source beside a claim piece of ``piece_tokens`` (three special tokens)."""
+    return max(16, max_length - min(piece_tokens, CLAIM_PIECE_TOKENS * 2) - 3)
+
+
 def encode_pair(tokenizer: Any, claim_piece: str, source: str, *, max_length: int, count_tokens: Callable[[str], int]) -> Any:
     """``tokenizer(claim_piece, packed source)`` with offsets: the claim first and never truncated, the source packed
     (:func:`pack_source`) into what is left of ``max_length``. Training and inference encode through here."""
-    budget = max_length - min(count_tokens(claim_piece), CLAIM_PIECE_TOKENS * 2) - 3
-    packed, _ = pack_source(source, claim_piece, count_tokens=count_tokens, budget=max(16, budget))
+    packed, _ = pack_source(source, claim_piece, count_tokens=count_tokens, budget=_source_budget(count_tokens(claim_piece), max_length))
     # A single claim sentence longer than the window (rare) is cut too, rather than failing the batch.
     mode = "only_second" if count_tokens(claim_piece) < max_length - 19 else "longest_first"
     return tokenizer(claim_piece, packed, truncation=mode, max_length=max_length, return_offsets_mapping=True)

@@ -270,7 +270,7 @@ if typer is not None:
         predictor: list[str] | None = typer.Option(None, "--predictor", help="mark-everything, absent-words or detector, repeatable (default: all three). The two baselines are reported whatever is chosen."),
         model: O.Model = None,
         backend: O.Backend = "auto",
-        tagger: Path | None = typer.Option(None, "--tagger", help="A trained span tagger folder (tagger.json beside its weights): scored as predictor 'tagger' beside the others."),
+        tagger: Path | None = typer.Option(None, "--tagger", help="A trained span tagger folder (tagger.json beside its weights) or 'veridic-tagger-minilm-l6' (the shipped one): scored as predictor 'tagger' beside the others."),
         pipeline: bool = typer.Option(False, "--pipeline", help="With --tagger: also score predictor 'pipeline', the tagger's spans confirmed, typed and fixed by the detector with the hybrid judge (as load_detector(tagger=...) runs it)."),
         n_boot: int = typer.Option(1000, help="Bootstrap resamples over rows for the 95 % intervals (seed 0)."),
     ) -> None:
@@ -308,7 +308,12 @@ if typer is not None:
                 if pipeline:
                     O.check_model_flags(backend=backend, device="cpu", dtype="auto")
                     preds["pipeline"] = DetectorSpans(build_detector(model=model, backend=backend, tagger=span_tagger), name="pipeline")
-            rep = span_benchmark(predictors=preds, datasets=sets, data_dir=data_dir, limit=limit, seed=seed, n_boot=n_boot, progress=True)
+            group_of = None
+            if tagger is not None:  # span figures where the tagger saw the whole source and where packing cut it
+                def group_of(r: Any) -> str:
+                    return "source whole" if span_tagger.sees_whole_source(source=r.source, claim=r.claim) else "source cut"
+            rep = span_benchmark(predictors=preds, datasets=sets, data_dir=data_dir, limit=limit, seed=seed, n_boot=n_boot, progress=True,
+                                 group_of=group_of)
             js, md = write_span_report(rep, out)
         except VeridicError as exc:
             _fail(exc)

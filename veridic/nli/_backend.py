@@ -81,20 +81,13 @@ class NLIBackend(Protocol):
 def load_sequence_classifier(ref: str | Path, **kwargs: Any) -> Any:
     """``AutoModelForSequenceClassification.from_pretrained``, or a packed folder (int8 rows,
     :mod:`veridic.nli.packed`) built from its config and dequantised to fp32."""
-    from transformers import AutoConfig, AutoModelForSequenceClassification
+    from transformers import AutoModelForSequenceClassification
 
-    from veridic.nli.packed import read_packed
+    from veridic.nli.packed import load_packed_model
 
     if isinstance(ref, Path) and is_packed(ref):
         attn = kwargs.get("attn_implementation")
-        cfg = AutoConfig.from_pretrained(str(ref), local_files_only=True)
-        model = AutoModelForSequenceClassification.from_config(cfg, **({"attn_implementation": attn} if attn else {}))
-        missing, unexpected = model.load_state_dict(read_packed(ref), strict=False)
-        # Position ids and similar buffers are rebuilt from the config; a missing weight is an error.
-        missing = [k for k in missing if not k.endswith(("position_ids", "token_type_ids"))]
-        if missing or unexpected:
-            raise ModelLoadError(f"packed model {ref} does not fit its config: missing {missing[:5]}, unexpected {unexpected[:5]}")
-        return model
+        return load_packed_model(ref, auto_cls=AutoModelForSequenceClassification, **({"attn_implementation": attn} if attn else {}))
     return AutoModelForSequenceClassification.from_pretrained(ref, **kwargs)
 
 

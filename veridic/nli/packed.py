@@ -26,7 +26,7 @@ from typing import Any
 
 from veridic.errors import ModelLoadError
 
-__all__ = ["PACKED_MARKER", "pack_state_dict", "unpack_state_dict", "write_packed", "read_packed", "is_packed"]
+__all__ = ["PACKED_MARKER", "pack_state_dict", "unpack_state_dict", "write_packed", "read_packed", "is_packed", "load_packed_model"]
 
 PACKED_MARKER = "veridic_packed.json"
 FORMAT = "veridic-int8-rows-v1"
@@ -124,6 +124,22 @@ def write_packed(*, model_dir: str | Path, out_dir: str | Path, max_shard_mb: fl
         shutil.rmtree(dest)
     tmp.rename(dest)
     return [dest / n for n in names]
+
+
+def load_packed_model(model_dir: str | Path, *, auto_cls: Any, **from_config: Any) -> Any:
+    """A packed folder as a model: ``auto_cls`` (e.g. ``AutoModelForTokenClassification``) built from its config,
+    the dequantised fp32 weights loaded into it; a weight the config wants and the shards lack is an error."""
+    from transformers import AutoConfig
+
+    d = Path(model_dir)
+    model = auto_cls.from_config(AutoConfig.from_pretrained(str(d), local_files_only=True), **from_config)
+    missing, unexpected = model.load_state_dict(read_packed(d), strict=False)
+    # Position ids and similar buffers are rebuilt from the config; a missing weight is an error.
+    missing = [k for k in missing if not k.endswith(("position_ids", "token_type_ids"))]
+    if missing or unexpected:
+        raise ModelLoadError(f"packed model {d} does not fit its config: missing {missing[:5]}, unexpected {unexpected[:5]}; "
+                             "repack it with scripts/ship_model.py")
+    return model
 
 
 def is_packed(model_dir: str | Path) -> bool:

@@ -1,0 +1,104 @@
+"""The span tagger's registered evaluation (docs/preregistration/span-tagger.md, "What is scored"), into one folder.
+
+    python benchmarks/tagger_eval.py --tagger veridic-tagger-minilm-l6 -o runs/report/spans
+    python benchmarks/tagger_eval.py --tagger ~/.cache/veridic/train/span-tagger-v1/final -o runs/tagger --steps wice,cost
+
+Steps (``--steps``, comma-separated; default all), each beside trivial baselines and today's detector:
+
+- ``spans``: ``veridic detect bench-spans --tagger T --pipeline`` on every evaluation row of the human span sets
+  (mark-everything, absent-words, the detector, the tagger alone and the pipeline) → ``spans.json``;
+- ``wice``: WiCE non-supported tokens, dev and test, for the tagger alone, the pipeline and the detector, the
+  all-tokens baseline inside each → ``wice.json``;
+- ``suite``: the detector's contrast suite for today's detector and the pipeline, with the audit of every
+  suggested edit → ``suite.json``;
+- ``cost``: seconds per passage of the tagger and of the default scorer on the same 200 rows
+  (``benchmarks/tagger_cost.py``) → ``cost.json``.
+
+Each finished step is kept in ``OUT/<step>.json`` and reused, so a run cut short resumes at the next step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STEPS = ("spans", "wice", "suite", "cost")
+
+
+def _exe(name: str) -> str:
+    return str(Path(sys.executable).with_name(name))
+
+
+def _run(cmd: list[str]) -> str:
+    print("$ " + " ".join(cmd), file=sys.stderr, flush=True)
+    return subprocess.run(cmd, cwd=ROOT, check=True, text=True, stdout=subprocess.PIPE).stdout
+
+
+def spans(*, tagger: str, out: Path) -> dict:
+    _run([_exe("veridic"), "detect", "bench-spans", "--tagger", tagger, "--pipeline", "-o", str(out / "bench-spans")])
+    return json.loads((out / "bench-spans" / "spans.json").read_text())
+
+
+def wice(*, tagger: str, data: str, out: Path) -> dict:
+    res: dict = {}
+    for split in ("dev", "test"):
+        for name, extra in (("tagger", ["--tagger", tagger]), ("pipeline", ["--tagger", tagger, "--pipeline"]), ("detector", [])):
+            f = out / f"wice-{split}-{name}.json"
+            if not f.exists():
+                _run([_exe("veridic"), "detect", "bench", "wice", "--split", split, "--data", data, *extra, "-o", str(f)])
+            rep = json.loads(f.read_text())
+            res.setdefault(split, {})[name] = {k: rep.get(k) for k in ("f1", "precision", "recall", "f1_ci95", "baseline_all_tokens",
+                                                                         "margin_over_baseline_ci95", "claims", "predicted_types")}
+    return res
+
+
+def suite(*, tagger: str, out: Path) -> dict:
+    res: dict = {}
+    for name, extra in (("detector", []), ("pipeline", ["--tagger", tagger])):
+        f = out / f"suite-{name}.json"
+        if not f.exists():
+            _run([_exe("veridic"), "detect", "bench", "suite", *extra, "-o", str(f)])
+        rep = json.loads(f.read_text())
+        rep.pop("errors", None)  # per-passage mistakes stay in OUT/suite-*.json
+        res[name] = rep
+    return res
+
+
+def cost(*, tagger: str) -> dict:
+    line = [x for x in _run([sys.executable, "benchmarks/tagger_cost.py", "--tagger", tagger]).splitlines() if x.strip()]
+    return json.loads("\n".join(line))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tagger", default="veridic-tagger-minilm-l6", help="the tagger: its shipped name or a folder")
+    ap.add_argument("--wice", default=os.environ.get("VERIDIC_DATA", "../shared/data") + "/spans/wice_non_supported_tokens")
+    ap.add_argument("--steps", default=",".join(STEPS))
+    ap.add_argument("-o", "--out", type=Path, default=Path("runs/report/spans"))
+    ap.add_argument("--force", action="store_true", help="recompute steps whose result OUT/<step>.json already exists")
+    args = ap.parse_args(argv)
+    steps = [s.strip() for s in args.steps.split(",") if s.strip()]
+    unknown = sorted(set(steps) - set(STEPS))
+    if unknown:
+        ap.error(f"unknown step(s) {unknown}; expected some of {', '.join(STEPS)}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    run = {"spans": lambda: spans(tagger=args.tagger, out=args.out), "wice": lambda: wice(tagger=args.tagger, data=args.wice, out=args.out),
+           "suite": lambda: suite(tagger=args.tagger, out=args.out), "cost": lambda: cost(tagger=args.tagger)}
+    for step in STEPS:
+        if step not in steps:
+            continue
+        done = args.out / f"{step}.json"
+        if done.exists() and not args.force:
+            continue
+        done.write_text(json.dumps(run[step](), indent=1) + "\n")
+    print(json.dumps({"tagger": args.tagger, "out": str(args.out), "steps": [s for s in STEPS if (args.out / f"{s}.json").exists()]}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
