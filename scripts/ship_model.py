@@ -1,7 +1,7 @@
 """Copy a trained NLI model into the package as an embedded model.
 
 Usage:
-    python scripts/ship_model.py --run runs/nli-v1 [--checkpoint step-00002400] [--max-length 256]
+    python scripts/ship_model.py --run runs/nli-v1 [--checkpoint checkpoint-2400] [--max-length 256]
     python scripts/ship_model.py --run ~/.cache/veridic/train/nli-base-v2 --name veridic-nli-mpnet-l6 --packed
     python scripts/ship_model.py --run ~/.cache/veridic/train/span-tagger-v1 --name veridic-tagger-minilm-l6 --packed
 

@@ -21,7 +21,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
 step_of() {  # the newest checkpoint's step in run folder $1, 0 when there is none yet
   local last
-  last="$(find "$1/checkpoints" -maxdepth 1 -name 'step-*' 2>/dev/null | sed 's/.*step-0*//' | sort -n | tail -1 || true)"
+  last="$(find "$1/checkpoints" -maxdepth 1 \( -name 'checkpoint-*' -o -name 'step-*' \) 2>/dev/null | sed 's/.*-0*//' | sort -n | tail -1 || true)"
   echo "${last:-0}"
 }
 

@@ -249,7 +249,7 @@ def test_damaged_checkpoint_is_refused_not_restarted(tmp_path, tiny_nli_dir):
     cfg = _cfg(tiny_nli_dir, corpus_path)
     Trainer(config=cfg, output_dir=tmp_path / "r", data_dir=data).train(stop_after_steps=1)
     ckpt = next((tmp_path / "r" / "checkpoints").iterdir())
-    (ckpt / "state.pt").write_bytes(b"not a checkpoint")
+    (ckpt / "model.safetensors").write_bytes(b"not a checkpoint")  # a write cut short
     with pytest.raises(ConfigError, match="damaged"):
         Trainer(config=cfg, output_dir=tmp_path / "r", data_dir=data).train(resume=True)
 

@@ -205,7 +205,7 @@ def test_three_step_run_exports_and_resume_matches(tmp_path, toy_setup):
     # Interrupted after 2 steps, then resumed from the checkpoint.
     t = Trainer(config=cfg, output_dir=tmp_path / "b", data_dir=data_dir)
     t.train(resume=True, stop_after_steps=2)
-    assert [p.name for p in (tmp_path / "b" / "checkpoints").iterdir()] == ["step-00000002"]
+    assert [p.name for p in (tmp_path / "b" / "checkpoints").iterdir()] == ["checkpoint-2"]
     assert not (tmp_path / "b" / "final").exists()
     final_b = Trainer(config=cfg, output_dir=tmp_path / "b", data_dir=data_dir).train(resume=True)
     log_b = [json.loads(x) for x in (tmp_path / "b" / "train_log.jsonl").read_text().splitlines()]
@@ -294,6 +294,63 @@ def test_a_checkpoint_of_another_backbone_is_refused_naming_both(tmp_path, toy_s
     raw["model"]["num_layers"] = 1
     with pytest.raises(ConfigError, match=r"trained from .*tiny.* with config hash .*this config trains .*first 1 layers"):
         Trainer(config=config_from_dict(raw), output_dir=tmp_path / "e", data_dir=data_dir).train(resume=True)
+
+
+def test_a_checkpoint_of_the_earlier_training_loop_is_refused_with_what_to_do(tmp_path, toy_setup):
+    import torch
+    from safetensors.torch import save_file
+
+    from veridic.train.loop import Trainer
+
+    data_dir, model_dir = toy_setup
+    cfg = config_from_dict(_toy_config(model_dir))
+    old = tmp_path / "g" / "checkpoints" / "step-00000002"  # the layout veridic wrote before it used the transformers Trainer
+    old.mkdir(parents=True)
+    save_file({"w": torch.zeros(2)}, str(old / "model.safetensors"))
+    torch.save({"step": 2, "config_hash": config_hash(cfg), "plan_hash": "x"}, old / "state.pt")
+    with pytest.raises(ConfigError, match=r"step-00000002 is a checkpoint of veridic's earlier training loop .*"
+                                          r"Finish that run with the veridic version that started it, or start a new run folder"):
+        Trainer(config=cfg, output_dir=tmp_path / "g", data_dir=data_dir).train(resume=True)
+    assert (old / "state.pt").exists() and not (tmp_path / "g" / "final").exists()
+    # Starting again in the same folder is the other way out.
+    Trainer(config=cfg, output_dir=tmp_path / "g", data_dir=data_dir).train(resume=False)
+    assert [p.name for p in (tmp_path / "g" / "checkpoints").iterdir()] == ["checkpoint-3"]
+
+
+def test_checkpoints_by_the_clock_are_evaluated_and_kept_to_the_limit(tmp_path, toy_setup):
+    from veridic.train.loop import Trainer
+
+    data_dir, model_dir = toy_setup
+    raw = _toy_config(model_dir)
+    raw["runtime"].update(checkpoint_minutes=0, keep_checkpoints=2)  # a checkpoint after every step
+    Trainer(config=config_from_dict(raw), output_dir=tmp_path / "h", data_dir=data_dir).train()
+    log = [json.loads(x) for x in (tmp_path / "h" / "train_log.jsonl").read_text().splitlines()]
+    evals = [r for r in log if "checkpoint" in r]
+    assert [r["checkpoint"] for r in evals] == ["checkpoint-1", "checkpoint-2"]  # the last step's is the run's end, not evaluated again
+    assert all(0 <= r["heldout_accuracy_2way"] <= 1 for r in evals)
+    assert sorted(p.name for p in (tmp_path / "h" / "checkpoints").iterdir()) == ["checkpoint-2", "checkpoint-3"]
+    meta = json.loads((tmp_path / "h" / "checkpoints" / "checkpoint-3" / "veridic_checkpoint.json").read_text())
+    assert meta["step"] == 3 and meta["examples_seen"] == 12 and meta["config_hash"] == config_hash(config_from_dict(raw))
+
+
+def test_a_checkpoint_cut_short_by_a_kill_is_passed_over(tmp_path, toy_setup):
+    import torch
+
+    from veridic.train.loop import Trainer
+
+    data_dir, model_dir = toy_setup
+    raw = _toy_config(model_dir)
+    raw["runtime"].update(checkpoint_minutes=0, keep_checkpoints=3)
+    cfg = config_from_dict(raw)
+    final_a = Trainer(config=cfg, output_dir=tmp_path / "a", data_dir=data_dir).train()
+    Trainer(config=cfg, output_dir=tmp_path / "k", data_dir=data_dir).train(stop_after_steps=2)
+    # A kill while checkpoint-2 was written: its record, written last, is missing.
+    (tmp_path / "k" / "checkpoints" / "checkpoint-2" / "veridic_checkpoint.json").unlink()
+    final_k = Trainer(config=cfg, output_dir=tmp_path / "k", data_dir=data_dir).train()
+    log = [json.loads(x) for x in (tmp_path / "k" / "train_log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log if "loss" in r] == [1, 2, 2, 3]  # step 2 again, from checkpoint-1
+    wa, wk = _weights(final_a), _weights(final_k)
+    assert all(torch.equal(wa[k], wk[k]) for k in wa)
 
 
 def test_a_stage_stop_can_skip_the_full_evaluation(tmp_path, toy_setup):

@@ -156,10 +156,11 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
     """
     try:
         import torch
-        from transformers import AutoModelForTokenClassification, AutoTokenizer, DataCollatorForTokenClassification, Trainer, TrainerCallback, TrainingArguments
+        from transformers import AutoModelForTokenClassification, AutoTokenizer, DataCollatorForTokenClassification, Trainer, TrainingArguments
     except ImportError as exc:
         raise MissingDependencyError(exc.name or "transformers", extra="train", purpose="training the span tagger") from None
     from veridic.device import cpu_supports_bf16
+    from veridic.lm._training import StageClockCallback, last_checkpoint
     from veridic.train.backbones import resolve_backbone_ref
 
     out = Path(output_dir).expanduser()
@@ -183,23 +184,8 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
         def __getitem__(self, i: int) -> dict[str, Any]:
             return feats[i]
 
-    deadline = None if max_minutes is None else time.monotonic() + max_minutes * 60
-    last_save = [time.monotonic()]
-
-    class _Budget(TrainerCallback):
-        """A checkpoint every ``save_minutes`` of wall time (steps vary with the load on shared cores), and a clean
-        stop with one when the stage's minutes are spent, so the next stage resumes where this one ended."""
-
-        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            now = time.monotonic()
-            if now - last_save[0] > config.save_minutes * 60:
-                control.should_save = True
-                last_save[0] = now
-            if deadline is not None and now > deadline:
-                control.should_save = True
-                control.should_training_stop = True
-            return control
-
+    # The stage's minutes run from here; the next stage resumes from the checkpoint the stop writes.
+    clock = StageClockCallback(save_minutes=config.save_minutes, deadline=None if max_minutes is None else time.monotonic() + max_minutes * 60)
     args = TrainingArguments(
         output_dir=str(out / "checkpoints"), num_train_epochs=config.epochs, learning_rate=config.lr,
         per_device_train_batch_size=config.batch_size, warmup_steps=config.warmup_ratio, weight_decay=config.weight_decay,
@@ -208,12 +194,8 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
         bf16=cpu_supports_bf16(), dataloader_num_workers=0, disable_tqdm=False,
     )
     trainer = Trainer(model=model, args=args, train_dataset=_Data(), data_collator=DataCollatorForTokenClassification(tokenizer),
-                      processing_class=tokenizer, callbacks=[_Budget()])
-    last = None
-    if resume and (out / "checkpoints").is_dir():
-        ckpts = sorted((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
-        last = str(ckpts[-1]) if ckpts else None
-    trainer.train(resume_from_checkpoint=last)
+                      processing_class=tokenizer, callbacks=[clock])
+    trainer.train(resume_from_checkpoint=last_checkpoint(out / "checkpoints") if resume else None)
     state = trainer.state
     finished = state.global_step >= state.max_steps
     summary: dict[str, Any] = {"finished": finished, "step": state.global_step, "max_steps": state.max_steps,

@@ -7,6 +7,9 @@ is a ``transformers.TrainerCallback`` that stops training cleanly (the
 Trainer then saves its checkpoint) once the budget is spent, and raises a
 :class:`~veridic.errors.ConfigError` when the budget cannot hold even one
 optimisation step: a run that trains nothing must not look like a result.
+The long runs trained in stages (the NLI models, the span tagger) use
+:class:`StageClockCallback` instead: a deadline fixed when the stage began,
+data preparation included, and a checkpoint every few minutes of wall time.
 
 >>> check_budget(max_minutes=0.5, max_steps=10)
 >>> check_budget(max_minutes=0, max_steps=10)
@@ -23,7 +26,7 @@ from typing import Any
 
 from veridic.errors import ConfigError, MissingDependencyError
 
-__all__ = ["TimeBudgetCallback", "TrainerCallbackBase", "check_budget", "last_checkpoint", "require_transformers", "training_arguments"]
+__all__ = ["StageClockCallback", "TimeBudgetCallback", "TrainerCallbackBase", "check_budget", "last_checkpoint", "require_transformers", "training_arguments"]
 
 
 def check_budget(*, max_minutes: float, max_steps: int | None = None) -> None:
@@ -151,4 +154,40 @@ class TimeBudgetCallback(TrainerCallbackBase):  # type: ignore[misc,valid-type]
             self.stopped_by_budget = True
             control.should_training_stop = True
             control.should_save = True
+        return control
+
+
+class StageClockCallback(TrainerCallbackBase):  # type: ignore[misc,valid-type]
+    """A checkpoint every ``save_minutes`` of wall time, and a clean stop with one at ``deadline``.
+
+    Checkpoints go by the clock, not by steps, because a step's time varies with the load on shared cores.
+    ``deadline`` is a ``time.monotonic()`` value (``None``: no deadline), so the time spent before training
+    counts against the stage; the stop comes at the end of the first step past it. No periodic checkpoint
+    is asked for at the last step (the run saves its end itself). ``stopped_by_deadline`` says what happened.
+    """
+
+    def __init__(self, *, save_minutes: float | None, deadline: float | None):
+        if TrainerCallbackBase is object:
+            raise MissingDependencyError("transformers", extra="torch", purpose="Fine-tuning")
+        self.save_s = None if save_minutes is None else float(save_minutes) * 60.0
+        self.deadline = deadline
+        self.last_save = time.monotonic()
+        self.stopped_by_deadline = False
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        self.last_save = time.monotonic()
+        return control
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        now = time.monotonic()
+        if self.deadline is not None and now >= self.deadline:
+            self.stopped_by_deadline = True
+            control.should_save = control.should_training_stop = True
+        elif self.save_s is not None and now - self.last_save >= self.save_s and state.global_step < state.max_steps:
+            control.should_save = True
+        return control
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        # From the end of the save: the time a checkpoint takes is not training time between checkpoints.
+        self.last_save = time.monotonic()
         return control

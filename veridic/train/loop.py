@@ -5,19 +5,22 @@
 >>> final.name                                                           # doctest: +SKIP
 'final'
 
+The optimisation itself is a ``transformers.Trainer`` subclass (:mod:`veridic.train.nli_trainer`).
 Layout of ``output_dir``::
 
-    synthetic.jsonl.gz     cached synthetic pairs (first line: config hash)
-    checkpoints/step-N/    model.safetensors + state.pt (optimizer, scheduler, RNG, step)
-    train_log.jsonl        one line per ``log_every`` steps and per checkpoint
-    final/                 save_pretrained model (safetensors) + tokenizer
-    training_summary.json  config hash, data counts, steps, wall time, held-out metrics
+    synthetic.jsonl.gz          cached synthetic pairs (first line: config hash)
+    checkpoints/checkpoint-N/   the Trainer's checkpoint (model.safetensors, tokenizer, optimizer.pt, scheduler.pt,
+                                rng_state.pth, trainer_state.json) + veridic_checkpoint.json (config hash, data plan, backbone)
+    train_log.jsonl             one line per ``log_every`` steps and per periodic checkpoint
+    final/                      save_pretrained model (safetensors) + tokenizer
+    training_summary.json       config hash, data counts, steps, wall time, held-out metrics
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import logging
 import math
@@ -39,7 +42,7 @@ from veridic.train.losses import nli_loss  # re-exported: the gold loss the trai
 __all__ = [
     "TrainConfig", "ModelConfig", "DataConfig", "SetSpec", "AugmentConfig", "SyntheticConfig",
     "SyntheticSource", "PomoModifierConfig", "OptimConfig", "RuntimeConfig",
-    "load_config", "config_hash", "train_nli", "Trainer", "cpu_supports_bf16",
+    "load_config", "config_hash", "train_nli", "Trainer", "cpu_supports_bf16", "nli_loss",
 ]
 
 logger = logging.getLogger("veridic.train")
@@ -405,22 +408,6 @@ def _seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _rng_state() -> dict[str, Any]:
-    import numpy as np
-    import torch
-
-    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
-
-
-def _set_rng_state(state: dict[str, Any]) -> None:
-    import numpy as np
-    import torch
-
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
-    torch.set_rng_state(state["torch"])
-
-
 def make_batches(lengths: list[int], *, batch_size: int, bucket_batches: int, seed: int) -> list[list[int]]:
     """Length-bucketed batch plan: shuffle, sort chunks of ``bucket_batches`` batches
     by length (less padding), cut into batches, shuffle the batches. Deterministic in ``seed``."""
@@ -449,8 +436,11 @@ class Trainer:
         self.out = Path(output_dir)
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
         self.max_minutes = max_minutes if max_minutes is not None else config.runtime.max_minutes
-        self.t0 = time.monotonic()
+        self.t0 = self.t_loop = time.monotonic()
+        # The budget counts from here (data preparation included); the reserve is kept for evaluation and export.
+        self.deadline = None if self.max_minutes is None else self.t0 + max(0.0, (self.max_minutes - config.runtime.reserve_minutes) * 60)
         self.hash = config_hash(config)
+        self.train_seconds_before, self.resumed_step = 0.0, 0
 
     # -- data -------------------------------------------------------------
     def _prepare_data(self) -> None:
@@ -524,6 +514,7 @@ class Trainer:
         if cfg.optim.max_steps is not None:
             plan = plan[: cfg.optim.max_steps]
         self.plan = plan
+        self.seen = [0, *itertools.accumulate(len(b) for b in plan)]  # pairs trained after each step
         self.plan_hash = hashlib.sha256(json.dumps(plan[:200]).encode() + str(len(plan)).encode()).hexdigest()[:16]
         self.mean_tokens = sum(lengths) / len(lengths)
 
@@ -600,57 +591,79 @@ class Trainer:
             raise InputError("training data not found:\n  " + "\n  ".join(missing)
                               + f"\n(data dir: {self.data_dir}; set $VERIDIC_DATA or --data)")
 
-    def _collate(self, idx: list[int], tokenizer: Any) -> dict[str, Any]:
-        import torch
-
-        n = max(len(self.encodings[i]) for i in idx)
-        pad = tokenizer.pad_token_id or 0
-        ids = torch.full((len(idx), n), pad, dtype=torch.long)
-        tt = torch.zeros((len(idx), n), dtype=torch.long)
-        mask = torch.zeros((len(idx), n), dtype=torch.long)
-        for r, i in enumerate(idx):
-            e = self.encodings[i]
-            ids[r, : len(e)] = torch.tensor(e)
-            tt[r, : len(e)] = torch.tensor(self.token_types[i])
-            mask[r, : len(e)] = 1
-        labels = torch.tensor([self.train_examples[i].label for i in idx], dtype=torch.long)
-        return {"input_ids": ids, "token_type_ids": tt, "attention_mask": mask, "labels": labels}
-
     # -- checkpoints --------------------------------------------------------
     @property
     def ckpt_root(self) -> Path:
         return self.out / "checkpoints"
 
-    def _latest_checkpoint(self) -> Path | None:
-        if not self.ckpt_root.exists():
+    def _resume_point(self, resume: bool) -> Path | None:
+        """The newest complete checkpoint, once it is known to be of this config; ``resume=False`` starts again.
+
+        Its data plan is checked once the plan is made (:meth:`train`).
+        """
+        from veridic.train.nli_trainer import CHECKPOINT_META
+
+        if not resume:
+            shutil.rmtree(self.ckpt_root, ignore_errors=True)
+            (self.out / "train_log.jsonl").unlink(missing_ok=True)
             return None
-        cands = sorted(p for p in self.ckpt_root.glob("step-*") if (p / "state.pt").exists())
-        return cands[-1] if cands else None
+        old = sorted(self.ckpt_root.glob("step-*/state.pt"))
+        if old:
+            raise ConfigError(f"{old[-1].parent} is a checkpoint of veridic's earlier training loop (model.safetensors + state.pt), "
+                              "a format this version cannot resume. Finish that run with the veridic version that started it, "
+                              "or start a new run folder (or pass resume=False, --no-resume, to start this one again).")
+        done = [p.parent for p in self.ckpt_root.glob(f"checkpoint-*/{CHECKPOINT_META}")]
+        if not done:
+            return None
+        ckpt = max(done, key=lambda p: int(p.name.rsplit("-", 1)[1]))
+        meta = self._checked_meta(ckpt, CHECKPOINT_META)
+        if meta["config_hash"] != self.hash:
+            theirs = meta.get("model", "an unrecorded model")
+            raise ConfigError(f"cannot resume from {ckpt}: it was trained from {theirs} with config hash "
+                              f"{meta['config_hash']}; this config trains {self._model_desc()} and hashes to "
+                              f"{self.hash}. Use a new output_dir, or resume=False (--no-resume) to start again.")
+        self.train_seconds_before = float(meta.get("train_seconds", 0.0))
+        self.resumed_step, self.resumed_plan = int(meta["step"]), meta["plan_hash"]
+        return ckpt
 
-    def _save_checkpoint(self, model: Any, optimizer: Any, scheduler: Any, step: int, seen: int) -> Path:
-        import torch
-        from safetensors.torch import save_file
+    @staticmethod
+    def _checked_meta(ckpt: Path, meta_name: str) -> dict[str, Any]:
+        """The checkpoint's record, after a cheap check of its files (the Trainer would restart a missing optimiser)."""
+        from safetensors import safe_open
 
-        self.ckpt_root.mkdir(parents=True, exist_ok=True)
-        final = self.ckpt_root / f"step-{step:08d}"
-        tmp = self.ckpt_root / f".tmp-step-{step:08d}"
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        tmp.mkdir()
-        save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(tmp / "model.safetensors"))
-        torch.save({
-            "step": step, "examples_seen": seen, "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(), "rng": _rng_state(), "config_hash": self.hash,
-            "plan_hash": self.plan_hash, "train_seconds": self.train_seconds_before + (time.monotonic() - self.t_loop),
-            "model": self._model_desc(),
-        }, tmp / "state.pt")
-        if final.exists():
-            shutil.rmtree(final)
-        tmp.rename(final)  # atomic: a half-written checkpoint is never picked up
-        old = sorted(p for p in self.ckpt_root.glob("step-*"))
-        for p in old[: max(0, len(old) - self.cfg.runtime.keep_checkpoints)]:
-            shutil.rmtree(p, ignore_errors=True)
-        return final
+        try:
+            missing = [f for f in ("model.safetensors", "optimizer.pt", "scheduler.pt", "rng_state.pth", "trainer_state.json")
+                       if not (ckpt / f).is_file()]
+            if missing:
+                raise FileNotFoundError(f"no {', '.join(missing)}")
+            json.loads((ckpt / "trainer_state.json").read_text(encoding="utf-8"))
+            with safe_open(str(ckpt / "model.safetensors"), "pt"):
+                pass
+            meta: dict[str, Any] = json.loads((ckpt / meta_name).read_text(encoding="utf-8"))
+            if not {"config_hash", "plan_hash", "step"} <= meta.keys():
+                raise KeyError(f"{meta_name} lacks config_hash, plan_hash or step")
+        except Exception as exc:  # noqa: BLE001 - json, safetensors and the OS raise several types here
+            raise ConfigError(f"checkpoint {ckpt} is damaged ({type(exc).__name__}: {str(exc)[:300]}); delete that folder "
+                              "to resume from the previous checkpoint, or pass resume=False (--no-resume) to start again") from exc
+        return meta
+
+    def _checkpoint_meta(self, step: int) -> dict[str, Any]:
+        return {"step": step, "examples_seen": self.seen[step], "config_hash": self.hash, "plan_hash": self.plan_hash,
+                "model": self._model_desc(), "train_seconds": round(self.train_seconds_before + time.monotonic() - self.t_loop, 1)}
+
+    def _checkpoint_eval(self, model: Any, step: int) -> None:
+        from veridic.train.evaluate import evaluate_nli
+
+        rec: dict[str, Any] = {"checkpoint": f"checkpoint-{step}", "step": step, "elapsed_s": round(time.monotonic() - self.t0, 1)}
+        cap = self.cfg.data.checkpoint_eval_cap
+        if cap and self.held_out:
+            # Evaluation runs in eval mode (no dropout), so it draws no random numbers
+            # and a resumed run stays identical to an uninterrupted one.
+            m = evaluate_nli(model=model, tokenizer=self.tokenizer, examples=self.held_out[:cap],
+                             batch_size=self.cfg.runtime.eval_batch_size, max_length=self.cfg.model.max_length, bf16=self.bf16)
+            rec.update({"heldout_accuracy_3way": m.get("accuracy_3way"), "heldout_accuracy_2way": m.get("accuracy_2way")})
+        self._log(rec)
+        logger.info("checkpoint %s", rec)
 
     def _log(self, record: dict[str, Any]) -> None:
         with open(self.out / "train_log.jsonl", "a", encoding="utf-8") as fh:
@@ -670,7 +683,6 @@ class Trainer:
             # process shares the cores; sleeping workers cost almost nothing alone.
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import torch
-        from transformers import get_constant_schedule_with_warmup, get_cosine_schedule_with_warmup, get_linear_schedule_with_warmup
 
         cfg = self.cfg
         self.out.mkdir(parents=True, exist_ok=True)
@@ -683,162 +695,66 @@ class Trainer:
         self.bf16 = precision == "bf16"
         logger.info("device: %s, precision: %s (cpu native bf16: %s)", device, precision, cpu_supports_bf16())
         _seed_everything(cfg.seed)
+        ckpt = self._resume_point(resume)  # before any work: a checkpoint of another run is refused at once
 
         self._prepare_data()
-        model, tokenizer = self._load_model()
-        model.to(device)
-        self._tokenize_plan(tokenizer)
-        total = len(self.plan)
-        self.teacher = None
-        if cfg.distill.enabled:
-            from veridic.train.distill import distill_loss, teacher_logits
-
-            deadline = None
-            if self.max_minutes is not None:
-                deadline = self.t0 + max(0.0, (self.max_minutes - cfg.runtime.reserve_minutes) * 60)
-            self.teacher = teacher_logits(
-                examples=self.train_examples, teacher=Path(str(cfg.distill.teacher)).expanduser(), cache_dir=self.out,
-                max_length=cfg.distill.max_length, batch_size=cfg.distill.batch_size, bf16=self.bf16, device=device,
-                deadline=deadline, progress=cfg.runtime.progress)
-            if self.teacher is None:
-                self._log({"teacher_labelling": "stopped_by_time_budget", "elapsed_s": round(time.monotonic() - self.t0, 1)})
-                logger.warning("the time budget ran out while the teacher labelled the training pairs; "
-                               "run the same command again to continue (nothing was trained yet)")
-                return self.out
-
-        no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
-        params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-        groups = [
-            {"params": [p for n, p in params if not any(k in n for k in no_decay)], "weight_decay": cfg.optim.weight_decay},
-            {"params": [p for n, p in params if any(k in n for k in no_decay)], "weight_decay": 0.0},
-        ]
-        optimizer = torch.optim.AdamW(groups, lr=cfg.optim.lr)
-        warm = int(round(cfg.optim.warmup_ratio * total))
-        if cfg.optim.schedule == "linear":
-            scheduler = get_linear_schedule_with_warmup(optimizer, warm, total)
-        elif cfg.optim.schedule == "cosine":
-            scheduler = get_cosine_schedule_with_warmup(optimizer, warm, total)
+        model, self.tokenizer = self._load_model()
+        self._tokenize_plan(self.tokenizer)
+        if ckpt is not None and self.resumed_plan != self.plan_hash:
+            raise ConfigError(f"cannot resume from {ckpt}: the data plan differs (data files changed?)")
+        logger.info("%s at step %d of %d", f"resuming from {ckpt}" if ckpt else "starting", self.resumed_step, len(self.plan))
+        teacher = None
+        if cfg.distill.enabled and (teacher := self._teacher_logits()) is None:
+            return self.out
+        trainer, run_log = self._hf_trainer(model, teacher, stop_after_steps)
+        self.t_loop, step = time.monotonic(), self.resumed_step
+        if self.deadline is not None and self.t_loop >= self.deadline:
+            # The Trainer looks at the clock after a step; a budget spent before the first one trains nothing.
+            if ckpt is not None:
+                trainer._load_from_checkpoint(str(ckpt))
         else:
-            scheduler = get_constant_schedule_with_warmup(optimizer, warm)
-
-        step, seen, self.train_seconds_before = 0, 0, 0.0
-        ckpt = self._latest_checkpoint() if resume else None
-        if not resume and self.ckpt_root.exists():
-            shutil.rmtree(self.ckpt_root)
-            (self.out / "train_log.jsonl").unlink(missing_ok=True)
-        if ckpt is not None:
-            from safetensors.torch import load_file
-
-            try:
-                state = torch.load(ckpt / "state.pt", weights_only=False, map_location="cpu")
-            except Exception as exc:  # noqa: BLE001 - any unpickling failure means a damaged file
-                raise ConfigError(f"checkpoint {ckpt} is damaged ({type(exc).__name__}: {exc}); delete that folder "
-                                  "to resume from the previous checkpoint, or pass resume=False (--no-resume) "
-                                  "to start again") from exc
-            if not isinstance(state, dict) or "config_hash" not in state:
-                raise ConfigError(f"checkpoint {ckpt}/state.pt is not a veridic training checkpoint")
-            if state["config_hash"] != self.hash:
-                theirs = state.get("model", "an unrecorded model")
-                raise ConfigError(f"cannot resume from {ckpt}: it was trained from {theirs} with config hash "
-                                  f"{state['config_hash']}; this config trains {self._model_desc()} and hashes to "
-                                  f"{self.hash}. Use a new output_dir, or resume=False (--no-resume) to start again.")
-            if state["plan_hash"] != self.plan_hash:
-                raise ConfigError(f"cannot resume from {ckpt}: the data plan differs (data files changed?)")
-            try:
-                model.load_state_dict(load_file(str(ckpt / "model.safetensors"), device=str(device)))
-            except Exception as exc:  # noqa: BLE001 - safetensors and torch raise several types here
-                raise ConfigError(f"checkpoint {ckpt}/model.safetensors does not fit this model "
-                                  f"({type(exc).__name__}: {str(exc)[:300]}); it was not resumed") from exc
-            optimizer.load_state_dict(state["optimizer"])
-            scheduler.load_state_dict(state["scheduler"])
-            _set_rng_state(state["rng"])
-            step, seen = state["step"], state["examples_seen"]
-            self.train_seconds_before = state.get("train_seconds", 0.0)
-            logger.info("resumed from %s at step %d/%d", ckpt, step, total)
-
-        model.train()
-        self.t_loop = time.monotonic()
-        last_ckpt = time.monotonic()
-        budget_s = None
-        if self.max_minutes is not None:
-            budget_s = max(0.0, (self.max_minutes - cfg.runtime.reserve_minutes) * 60)
-        log_t, log_seen, log_loss, log_n = time.monotonic(), seen, 0.0, 0
-        stopped_by = "completed"
-        bar = None
-        if cfg.runtime.progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=total, initial=step, desc="train", unit="step", mininterval=30, smoothing=0.05)
-        dev_type = "cuda" if device.startswith("cuda") else "cpu"
-        ctx_bf16 = (lambda: torch.autocast(dev_type, dtype=torch.bfloat16)) if self.bf16 else None
-        while step < total:
-            if budget_s is not None and time.monotonic() - self.t0 >= budget_s:
-                stopped_by = "time_budget"
-                break
-            batch = {k: v.to(device, non_blocking=True) for k, v in self._collate(self.plan[step], tokenizer).items()}
-            labels = batch.pop("labels")
-            if ctx_bf16 is not None:
-                with ctx_bf16():
-                    logits = model(**batch).logits
-            else:
-                logits = model(**batch).logits
-            if self.teacher is not None:
-                soft = torch.from_numpy(self.teacher[self.plan[step]]).to(device)
-                loss = distill_loss(logits, labels, soft, temperature=cfg.distill.temperature, alpha=cfg.distill.alpha,
-                                    label_smoothing=cfg.optim.label_smoothing)
-            else:
-                loss = nli_loss(logits, labels, label_smoothing=cfg.optim.label_smoothing)
-            loss.backward()
-            if cfg.optim.max_grad_norm:
-                torch.nn.utils.clip_grad_norm_([p for _, p in params], cfg.optim.max_grad_norm)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
-            seen += len(labels)
-            log_loss += float(loss.detach())
-            log_n += 1
-            if bar is not None:
-                bar.update(1)
-            if step % cfg.runtime.log_every == 0 or step == total:
-                now = time.monotonic()
-                rec = {"step": step, "of": total, "loss": log_loss / max(1, log_n),
-                       "lr": scheduler.get_last_lr()[0], "ex_per_s": (seen - log_seen) / max(1e-9, now - log_t),
-                       "examples_seen": seen, "elapsed_s": round(now - self.t0, 1)}
-                self._log(rec)
-                if bar is not None:
-                    bar.set_postfix(loss=f"{rec['loss']:.3f}", ex_s=f"{rec['ex_per_s']:.1f}")
-                log_t, log_seen, log_loss, log_n = now, seen, 0.0, 0
-            if stop_after_steps is not None and step >= stop_after_steps:
-                stopped_by = "stop_after_steps"
-                break
-            if time.monotonic() - last_ckpt >= cfg.runtime.checkpoint_minutes * 60 and step < total:
-                self._checkpoint_and_eval(model, tokenizer, optimizer, scheduler, step, seen)
-                last_ckpt = time.monotonic()
-        if bar is not None:
-            bar.close()
-        self._save_checkpoint(model, optimizer, scheduler, step, seen)
-        if stopped_by == "stop_after_steps":
+            trainer.train(resume_from_checkpoint=None if ckpt is None else str(ckpt))
+            step = trainer.state.global_step
+        if run_log.stopped_after_steps:
             return self.out / "final"
-        return self._export(model, tokenizer, step, seen, total, stopped_by)
+        stopped_by = "completed" if step >= len(self.plan) else "time_budget"  # only the clock ends a run early
+        return self._export(trainer.model, self.tokenizer, step, self.seen[step], len(self.plan), stopped_by)
 
-    def _checkpoint_and_eval(self, model: Any, tokenizer: Any, optimizer: Any, scheduler: Any,
-                             step: int, seen: int) -> None:
-        from veridic.train.evaluate import evaluate_nli
+    def _teacher_logits(self) -> Any | None:
+        """The teacher's logits of every training pair, or None when the time budget ran out while it labelled them."""
+        from veridic.train.distill import teacher_logits
 
-        path = self._save_checkpoint(model, optimizer, scheduler, step, seen)
-        rec: dict[str, Any] = {"checkpoint": str(path.name), "step": step,
-                               "elapsed_s": round(time.monotonic() - self.t0, 1)}
-        cap = self.cfg.data.checkpoint_eval_cap
-        if cap and self.held_out:
-            # Evaluation runs in eval mode (no dropout), so it draws no random numbers
-            # and a resumed run stays identical to an uninterrupted one.
-            m = evaluate_nli(model=model, tokenizer=tokenizer, examples=self.held_out[:cap],
-                             batch_size=self.cfg.runtime.eval_batch_size, max_length=self.cfg.model.max_length,
-                             bf16=self.bf16)
-            rec.update({"heldout_accuracy_3way": m.get("accuracy_3way"), "heldout_accuracy_2way": m.get("accuracy_2way")})
-        self._log(rec)
-        logger.info("checkpoint %s", rec)
+        d = self.cfg.distill
+        logits = teacher_logits(examples=self.train_examples, teacher=Path(str(d.teacher)).expanduser(), cache_dir=self.out,
+                                max_length=d.max_length, batch_size=d.batch_size, bf16=self.bf16, device=self.device,
+                                deadline=self.deadline, progress=self.cfg.runtime.progress)
+        if logits is None:
+            self._log({"teacher_labelling": "stopped_by_time_budget", "elapsed_s": round(time.monotonic() - self.t0, 1)})
+            logger.warning("the time budget ran out while the teacher labelled the training pairs; "
+                           "run the same command again to continue (nothing was trained yet)")
+        return logits
+
+    def _hf_trainer(self, model: Any, teacher: Any, stop_after_steps: int | None) -> tuple[Any, Any]:
+        """The transformers Trainer of this run, and its log; a clock asks for checkpoints and keeps the time budget."""
+        from transformers import PrinterCallback
+
+        from veridic.lm._training import StageClockCallback
+        from veridic.train.nli_trainer import NLITrainer, RunLog, TokenizedPairs, training_arguments
+
+        cfg = self.cfg
+        pairs = TokenizedPairs(self.encodings, self.token_types, [e.label for e in self.train_examples],
+                               pad_id=self.tokenizer.pad_token_id or 0, teacher=teacher)
+        # The log comes before the clock: a checkpoint's evaluation is not counted as time between checkpoints.
+        run_log = RunLog(write=self._log, seen=self.seen.__getitem__, t0=self.t0, stop_after=stop_after_steps,
+                         on_checkpoint=self._checkpoint_eval)
+        args = training_arguments(self.ckpt_root, optim=cfg.optim, runtime=cfg.runtime, steps=len(self.plan), seed=cfg.seed,
+                                  bf16=self.bf16, device=self.device)
+        trainer = NLITrainer(model=model, args=args, pairs=pairs, plan=self.plan, checkpoint_meta=self._checkpoint_meta,
+                             label_smoothing=cfg.optim.label_smoothing, processing_class=self.tokenizer,
+                             callbacks=[run_log, StageClockCallback(save_minutes=cfg.runtime.checkpoint_minutes, deadline=self.deadline)],
+                             distill=(cfg.distill.temperature, cfg.distill.alpha) if teacher is not None else None)
+        trainer.remove_callback(PrinterCallback)  # the run's own log is train_log.jsonl
+        return trainer, run_log
 
     def _export(self, model: Any, tokenizer: Any, step: int, seen: int, total: int, stopped_by: str) -> Path:
         from veridic.train.evaluate import evaluate_nli
