@@ -26,7 +26,7 @@ import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
-from veridic.io.atomic import atomic_write_text
+from veridic.io import atomic_write_text
 from veridic.train.distill import distill_loss
 from veridic.train.losses import nli_loss
 
