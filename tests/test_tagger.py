@@ -167,3 +167,21 @@ def test_span_corpus_rows_have_exact_spans_and_the_requested_kinds(tmp_path, nlp
             assert r["claim"][s["start"]:s["end"]] == s["text"] and s["text"]
         if r["meta"]["kind"] == "addition":
             assert r["spans"][0]["text"] not in r["source"]
+
+
+_ESA = ("ESA's new deep-space antenna is in Malargüe, Argentina. It joins the station at Cebreros, Spain, and New Norcia, Australia. "
+        "The 35-metre antenna cost 33 million euros and was designed by ESA engineers.")
+
+
+def test_the_shipped_tagger_marks_what_the_source_lacks_and_leaves_supported_claims_alone():
+    pytest.importorskip("torch")
+    from veridic.detect import EMBEDDED_TAGGER_NAME, SpanTagger
+    from veridic.nli.packed import is_packed
+
+    tagger = SpanTagger(EMBEDDED_TAGGER_NAME)
+    assert is_packed(tagger.dir) and tagger.threshold == tagger.meta["threshold"] and tagger.meta["finished"]
+    claims = ["The antenna cost about 45 million euros.", "The station was designed by the architect Renzo Piano.",
+              "The new antenna is in Malargüe, Argentina.", "The antenna cost 33 million euros."]
+    marked = [[s.text for s in spans] for spans in tagger.predict(sources=[_ESA] * len(claims), claims=claims)]
+    # different words, same meaning: nothing; a changed number or an added name: exactly that
+    assert marked == [["45"], ["Renzo Piano"], [], []]
