@@ -36,9 +36,9 @@ def test_the_wheel_holds_the_model_and_the_licence_and_nothing_else(wheel):
     assert any(n.endswith("licenses/LICENSE") for n in names)
     assert "veridic/bench/data/contrast_suite.jsonl" in names and "veridic/detect/data/contrast_suite.jsonl" in names
     assert not [n for n in names if n.split("/")[0] in ("tests", "benchmarks", "runs", "docs", "configs")]
-    # The fast default (fp32 weights and their int8 ONNX export, about 100 MB compressed) and the accurate tier
-    # (int8 rows, about 60 MB): anything much larger means something else got in.
-    assert wheel.stat().st_size < 200e6
+    # The fast default (fp32 weights and their int8 ONNX export, about 100 MB compressed), the accurate tier
+    # (int8 rows, about 60 MB) and the span tagger (int8 rows, about 20 MB): anything much larger means something else got in.
+    assert wheel.stat().st_size < 220e6
 
 
 def test_the_wheel_scores_from_a_fresh_venv(wheel, tmp_path):
