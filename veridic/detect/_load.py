@@ -9,13 +9,29 @@ from typing import Any
 
 from veridic.errors import VeridicError
 
-__all__ = ["DETECTOR_CONFIG", "PIPELINE_CONFIG", "default_config", "load_detector"]
+__all__ = ["DETECTOR_CONFIG", "PIPELINE_CONFIG", "default_config", "load_detector", "resolve_tagger"]
 
 #: The detector's default scorer: sentence-level e-c (the detector reads per-sentence e, n, c).
 DETECTOR_CONFIG = "e-c"
 #: With a tagger: hybrid, whose verdict is a calibrated probability, so the passage flag follows a calibrated judge
 #: (:mod:`veridic.detect._pipeline`); its sentence verdicts are e-c's, as the rules read them.
 PIPELINE_CONFIG = "hybrid"
+
+
+def resolve_tagger(tagger: Any) -> Any:
+    """What ``tagger="auto"`` means: the shipped tagger (``veridic-tagger-minilm-l6``) when this copy of veridic has it,
+    else none (the rules alone). ``None`` or ``"none"``: the rules alone. Anything else is returned as given.
+
+    >>> resolve_tagger("none") is None, resolve_tagger("runs/tagger")
+    (True, 'runs/tagger')
+    """
+    if tagger is None or (isinstance(tagger, str) and tagger.lower() == "none"):
+        return None
+    if isinstance(tagger, str) and tagger == "auto":
+        from veridic.detect._tagger import EMBEDDED_TAGGER_NAME, TAGGER_FILE, resolve_tagger_path
+
+        return EMBEDDED_TAGGER_NAME if (resolve_tagger_path(EMBEDDED_TAGGER_NAME) / TAGGER_FILE).exists() else None
+    return tagger
 
 
 def default_config(*, tagger: Any = None) -> str:
@@ -25,21 +41,22 @@ def default_config(*, tagger: Any = None) -> str:
     >>> default_config(), default_config(tagger="runs/tagger")
     ('e-c', 'hybrid')
     """
-    return DETECTOR_CONFIG if tagger is None else PIPELINE_CONFIG
+    return DETECTOR_CONFIG if resolve_tagger(tagger) is None else PIPELINE_CONFIG
 
 
 def load_detector(*, config: Any = None, model: str | None = None, backend: str = "auto", index: str | None = None, k: int = 5,
                    rerank: bool = False, batch_size: int = 32, device: str = "cpu", dtype: str = "auto",
-                   phrase_spans: bool = True, tagger: Any = None, flag_threshold: float | None = None) -> Any:
+                   phrase_spans: bool = True, tagger: Any = "auto", flag_threshold: float | None = None) -> Any:
     """Build the scorer (``config``: a ScorerConfig or name, default :func:`default_config`), spaCy pipeline and (optional) index,
     and the detector over them: what ``veridic detect``, ``veridic serve --detect`` and the benchmarks load.
 
     ``backend``: the library's default, ``auto`` (the model's int8 ONNX export on the CPU where it runs the
     configuration, else torch; see :func:`veridic.nli._backend.resolve_backend_kind`). ``rerank`` reuses the
     scorer's backend (any kind: reranking only needs its ``predict``). ``phrase_spans``: the detector's
-    (unsupported phrases, the default; False: whole sentences). ``tagger``: a trained span tagger (a folder or a
-    :class:`~veridic.detect._tagger.SpanTagger`): the detector then runs as :class:`~veridic.detect._pipeline.TaggedDetector`,
-    the tagger proposing spans and the rules confirming, typing and fixing them (``flag_threshold``: its own).
+    (unsupported phrases, the default; False: whole sentences). ``tagger``: the span tagger that proposes the
+    spans, the rules and the judge confirming, typing and fixing them (``flag_threshold``: its own): ``"auto"`` (the
+    default) is the shipped ``veridic-tagger-minilm-l6`` when installed, else none; or a trained tagger's folder or
+    a :class:`~veridic.detect.SpanTagger`; ``None`` runs the rules alone.
 
     >>> det = load_detector(backend="dummy")
     >>> det.detect(passage="Messi was born in 1990.", evidence="Messi was born in 1987.").spans[0].text
@@ -50,6 +67,7 @@ def load_detector(*, config: Any = None, model: str | None = None, backend: str 
     from veridic.detect._detector import HallucinationDetector
     from veridic.factory import load_scorer
 
+    tagger = resolve_tagger(tagger)
     scorer = load_scorer(config if config is not None else default_config(tagger=tagger), model=model, backend=backend, batch_size=batch_size,
                          device=device, dtype=dtype)
     b = getattr(scorer, "backend", None)

