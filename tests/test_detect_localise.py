@@ -164,14 +164,16 @@ def test_the_edit_audit_checks_replacements_with_the_judge_and_deletions_against
 
     passage = "Acme hired 500 engineers in Ohio. The firm grew."
 
-    def span(text, suggestion, edit_range=None):
+    def span(text, suggestion, edit_range=None, kind="entity"):
         a = passage.index(text)
-        return HallucinationSpan(a, a + len(text), text, "entity", 0.9, None, suggestion, edit_range=edit_range)
+        return HallucinationSpan(a, a + len(text), text, kind, 0.9, None, suggestion, edit_range=edit_range)
 
+    grew = passage.index("The firm")
     res = SimpleNamespace(passage=passage, spans=(span("500", "200"), span("500", "300"), span("in Ohio", ""), span("hired", ""),
-                                                  span("Ohio", None)))
+                                                  span("Ohio", None),  # a phrase error without a fix: no edit
+                                                  span("grew", None, edit_range=(grew, len(passage)), kind="invented")))  # deletes its sentence
     rep = audit_edits(detector=SimpleNamespace(nlp=nlp, scorer=Judge()), evidences=["Acme hired 200 engineers."], results=[res])
-    assert (rep["edits"], rep["replacements"], rep["replacements_entailed"]) == (4, 2, 1)
-    assert (rep["deletions"], rep["deletions_whole_constituent"], rep["passing"]) == (2, 1, 2)
+    assert (rep["edits"], rep["replacements"], rep["replacements_entailed"]) == (5, 2, 1)
+    assert (rep["deletions"], rep["deletions_whole_constituent"], rep["passing"]) == (3, 2, 3)
     assert {f["check"].split(" (")[0] for f in rep["failed"]} == {"not entailed", "not a whole constituent"}
     assert any("'500' -> '300'" in f["edit"] for f in rep["failed"]) and any("'hired'" in f["edit"] for f in rep["failed"])

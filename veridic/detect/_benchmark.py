@@ -486,8 +486,10 @@ _EDGE = " \t\n,;:.–-"
 def audit_edits(*, detector: Any, evidences: Sequence[str], results: Sequence[Any], max_listed: int = 20) -> dict[str, Any]:
     """Check every edit the detector suggests: a replacement must give a sentence its judge entails (entailment the
     most likely class against the evidence); a deletion must remove a whole optional constituent of its sentence
-    (:func:`veridic.detect._localise.deletable_phrases`) or the whole sentence. Spans without a suggestion make no
-    edit. Returns the counts and up to ``max_listed`` edits that fail, with the text they would leave."""
+    (:func:`veridic.detect._localise.deletable_phrases`) or the whole sentence. A phrase error without a suggestion makes no
+    edit (:func:`veridic.detect._edit.replacement`: deleting types are removed even without one). Returns the counts
+    and up to ``max_listed`` edits that fail, with the text they would leave."""
+    from veridic.detect._edit import replacement
     from veridic.detect._localise import deletable_phrases, entailed
 
     rules = getattr(detector, "detector", detector)  # the pipeline's rule detector holds the parser and the judge
@@ -496,15 +498,18 @@ def audit_edits(*, detector: Any, evidences: Sequence[str], results: Sequence[An
     deletions = {"whole": 0, "partial": 0}
     failed: list[dict[str, Any]] = []
     for ev, res in zip(evidences, results):
-        edits = [s for s in res.spans if s.suggestion is not None]
+        # What apply_edits does with each span: deleting types (and an empty suggestion) remove it or its
+        # edit_range; a phrase error without a suggestion is left as it is, which is no edit.
+        edits = [(s, replacement(s)) for s in res.spans]
+        edits = [(s, new) for s, new in edits if new != s.text]
         if not edits:
             continue
         doc = nlp(res.passage)
-        for sp in edits:
+        for sp, new in edits:
             sent = next((x for x in doc.sents if x.start_char <= sp.start < x.end_char), doc[:])
-            if sp.suggestion:
-                edited = res.passage[sent.start_char:sp.start] + sp.suggestion + res.passage[sp.end:sent.end_char]
-                replaced.append((ev, edited, f"{sp.text!r} -> {sp.suggestion!r}"))
+            if new:
+                edited = res.passage[sent.start_char:sp.start] + new + res.passage[sp.end:sent.end_char]
+                replaced.append((ev, edited, f"{sp.text!r} -> {new!r}"))
                 continue
             a, b = sp.edit_range or (sp.start, sp.end)
             units = {(doc[x:y].start_char, doc[x:y].end_char) for x, y in deletable_phrases(sent)} | {(sent.start_char, sent.end_char)}
