@@ -152,28 +152,32 @@ def test_deletion_localisation_works_with_the_hybrid_scorer(nlp, tmp_path):
     assert [s.text for s in r.spans] == ["on 16 May 2001"]
 
 
-def test_the_edit_audit_checks_replacements_with_the_judge_and_deletions_against_constituents(nlp):
+def test_the_edit_audit_checks_each_sentence_as_edited_and_deletions_against_constituents(nlp):
     from types import SimpleNamespace
 
     from veridic.detect._benchmark import audit_edits
     from veridic.detect._result import HallucinationSpan
 
-    class Judge:  # entails a sentence only when it says 200
+    class Judge:  # entails a sentence only when it holds a figure the evidence gives
         def score(self, *, sources, claims):
-            return [SimpleNamespace(e=0.9, n=0.05, c=0.05) if "200" in c else SimpleNamespace(e=0.1, n=0.2, c=0.7) for c in claims]
+            return [SimpleNamespace(e=0.9, n=0.05, c=0.05) if "200" in c or "400" in c else SimpleNamespace(e=0.1, n=0.2, c=0.7) for c in claims]
 
-    passage = "Acme hired 500 engineers in Ohio. The firm grew."
+    passage = "Acme hired 500 engineers in Ohio. Zeta hired 300 people. The firm grew."
 
     def span(text, suggestion, edit_range=None, kind="entity"):
         a = passage.index(text)
         return HallucinationSpan(a, a + len(text), text, kind, 0.9, None, suggestion, edit_range=edit_range)
 
     grew = passage.index("The firm")
-    res = SimpleNamespace(passage=passage, spans=(span("500", "200"), span("500", "300"), span("in Ohio", ""), span("hired", ""),
-                                                  span("Ohio", None),  # a phrase error without a fix: no edit
-                                                  span("grew", None, edit_range=(grew, len(passage)), kind="invented")))  # deletes its sentence
-    rep = audit_edits(detector=SimpleNamespace(nlp=nlp, scorer=Judge()), evidences=["Acme hired 200 engineers."], results=[res])
+    res = SimpleNamespace(passage=passage, spans=(
+        span("500", "200"), span("in Ohio", ""),          # together they leave "Acme hired 200 engineers.": entailed, a whole phrase
+        span("Zeta", None),                                # a phrase error without a fix: no edit
+        span("300", "301"),                                # leaves "Zeta hired 301 people.": not entailed
+        span("people", ""),                                # the object alone: not an optional constituent
+        span("grew", None, edit_range=(grew, len(passage)), kind="invented")))  # deletes its sentence
+    rep = audit_edits(detector=SimpleNamespace(nlp=nlp, scorer=Judge()), evidences=["Acme hired 200 engineers. Zeta hired 400 people."],
+                      results=[res])
     assert (rep["edits"], rep["replacements"], rep["replacements_entailed"]) == (5, 2, 1)
     assert (rep["deletions"], rep["deletions_whole_constituent"], rep["passing"]) == (3, 2, 3)
     assert {f["check"].split(" (")[0] for f in rep["failed"]} == {"not entailed", "not a whole constituent"}
-    assert any("'500' -> '300'" in f["edit"] for f in rep["failed"]) and any("'hired'" in f["edit"] for f in rep["failed"])
+    assert any(f["sentence"].startswith("Zeta hired 301") for f in rep["failed"]) and any("'people'" in f["edit"] for f in rep["failed"])
