@@ -53,8 +53,9 @@ def test_detect_cli_defaults_to_the_auto_backend(tiny_int8_dir, nlp):
     args = ["detect", "--model", str(tiny_int8_dir), "--evidence", "A cat sat on the mat in Paris.", "--passage", "A cat sat in Spain.", "--json"]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["detector"]["scorer"]["backend"]["backend"] == "onnx"
-    r = CliRunner().invoke(app, [*args, "--backend", "torch"])
+    shipped = json.loads(r.output)["detector"]  # the pipeline: the shipped tagger over the rule detector
+    assert shipped["tagger"]["tagger"].endswith("veridic-tagger-minilm-l6") and shipped["detector"]["scorer"]["backend"]["backend"] == "onnx"
+    r = CliRunner().invoke(app, [*args, "--backend", "torch", "--tagger", "none"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["detector"]["scorer"]["backend"]["backend"] == "torch"
 
@@ -64,7 +65,8 @@ def test_detect_cli_phrase_spans_reach_the_detector(tiny_int8_dir, nlp):
 
     from veridic.cli import app
 
-    args = ["detect", "--model", str(tiny_int8_dir), "--evidence", "A cat sat on the mat in Paris.", "--passage", "A cat sat in Spain.", "--json"]
+    args = ["detect", "--model", str(tiny_int8_dir), "--evidence", "A cat sat on the mat in Paris.", "--passage", "A cat sat in Spain.", "--json",
+            "--tagger", "none"]
     plain = json.loads(CliRunner().invoke(app, args).output)["detector"]
     r = CliRunner().invoke(app, [*args, "--sentence-spans"])
     assert r.exit_code == 0, r.output

@@ -485,14 +485,12 @@ _EDGE = " \t\n,;:.–-"
 
 def audit_edits(*, detector: Any, evidences: Sequence[str], results: Sequence[Any], max_listed: int = 20) -> dict[str, Any]:
     """Check every edit the detector suggests, as the user sees it: each sentence with all of its edits applied
-    (:func:`veridic.detect._edit.apply_edits`). A replacement passes when its edited sentence is entailed by the
+    (:func:`veridic.detect._edit.edited_sentences`). A replacement passes when its edited sentence is entailed by the
     evidence (entailment the judge's most likely class) or deleted; a deletion passes when it removes a whole
     optional constituent of its sentence (:func:`veridic.detect._localise.deletable_phrases`) or the whole sentence.
     Deleting types are removed even without a suggestion; a phrase error without one makes no edit
     (:func:`veridic.detect._edit.replacement`). Returns the counts and up to ``max_listed`` failing edits."""
-    from dataclasses import replace as moved
-
-    from veridic.detect._edit import apply_edits, replacement
+    from veridic.detect._edit import edited_sentences, replacement
     from veridic.detect._localise import deletable_phrases, entailed
 
     rules = getattr(detector, "detector", detector)  # the pipeline's rule detector holds the parser and the judge
@@ -502,16 +500,14 @@ def audit_edits(*, detector: Any, evidences: Sequence[str], results: Sequence[An
     replaced = {"n": 0, "sentence_deleted": 0}
     failed: list[dict[str, Any]] = []
     for ev, res in zip(evidences, results):
-        edits = [(s, new) for s, new in ((s, replacement(s)) for s in res.spans) if new != s.text]
+        edits = [s for s in res.spans if replacement(s) != s.text]
         if not edits:
             continue
         doc = nlp(res.passage)
-        by_sentence: dict[tuple[int, int], list[Any]] = {}
-        for sp, new in edits:
-            sent = next((x for x in doc.sents if x.start_char <= sp.start < x.end_char), doc[:])
-            by_sentence.setdefault((sent.start_char, sent.end_char), []).append(sp)
-            if new:
+        for sp in edits:
+            if replacement(sp):
                 continue
+            sent = next((x for x in doc.sents if x.start_char <= sp.start < x.end_char), doc[:])
             units = {(doc[x:y].start_char, doc[x:y].end_char) for x, y in deletable_phrases(sent)} | {(sent.start_char, sent.end_char)}
             if _trimmed(res.passage, sp.edit_range or (sp.start, sp.end)) in {_trimmed(res.passage, u) for u in units}:
                 deletions["whole"] += 1
@@ -520,25 +516,20 @@ def audit_edits(*, detector: Any, evidences: Sequence[str], results: Sequence[An
                 if len(failed) < max_listed:
                     a, b = sp.edit_range or (sp.start, sp.end)
                     failed.append({"edit": f"delete {res.passage[a:b]!r}", "sentence": sent.text, "check": "not a whole constituent"})
-        for (a, b), spans in by_sentence.items():
-            swaps = [f"{s.text!r} -> {replacement(s)!r}" for s in spans if replacement(s)]
-            if not swaps:
-                continue
-            inside = [moved(s, start=s.start - a, end=s.end - a, edit_range=None if s.edit_range is None else
-                            (max(0, s.edit_range[0] - a), min(b - a, s.edit_range[1] - a))) for s in spans if s.end <= b]
-            edited = apply_edits(passage=res.passage[a:b], spans=inside).strip()
+        for _, edited, swaps in edited_sentences(passage=res.passage, doc=doc, spans=edits):
+            what = [f"{s.text!r} -> {replacement(s)!r}" for s in swaps]
             replaced["n"] += len(swaps)
             if not edited:
                 replaced["sentence_deleted"] += len(swaps)
             else:
-                checks.append((ev, edited, swaps))
+                checks.append((ev, edited, what))
     verdicts = scorer.score(sources=[c[0] for c in checks], claims=[c[1] for c in checks]) if checks else []
     ok = replaced["sentence_deleted"]
-    for (_, edited, swaps), v in zip(checks, verdicts):
+    for (_, edited, what), v in zip(checks, verdicts):
         if entailed(v.e, v.n, v.c):
-            ok += len(swaps)
+            ok += len(what)
         elif len(failed) < max_listed:
-            failed.append({"edit": "; ".join(swaps), "sentence": edited, "check": f"not entailed (e {v.e:.2f}, n {v.n:.2f}, c {v.c:.2f})"})
+            failed.append({"edit": "; ".join(what), "sentence": edited, "check": f"not entailed (e {v.e:.2f}, n {v.n:.2f}, c {v.c:.2f})"})
     n = replaced["n"] + deletions["whole"] + deletions["partial"]
     return {"edits": n, "replacements": replaced["n"], "replacements_entailed": ok, "deletions": deletions["whole"] + deletions["partial"],
             "deletions_whole_constituent": deletions["whole"], "passing": ok + deletions["whole"],

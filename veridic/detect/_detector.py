@@ -49,10 +49,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from veridic.detect._edit import apply_edits
+from veridic.detect._edit import apply_edits, edited_sentences
 from veridic.detect._localise import Deletion, choose, deletable_phrases, deletion_units, entailed, non_overlapping, without
 from veridic.detect._result import DetectionResult, HallucinationSpan
 from veridic.detect._subjective import LexiconSubjectivity, SubjectivityClassifier
@@ -317,6 +317,8 @@ class HallucinationDetector:
                         for i, (p, ev, v) in enumerate(zip(passages, evidences, verdicts))]
         if self.phrase_spans:
             per_sentence = self._localise(passages, pdocs, evidences, edocs, verdicts, per_sentence, progress=progress)
+        found = self._withhold_unentailed_fixes(passages, pdocs, evidences, {
+            i: _non_overlapping([s for ss in per_sentence[i] for s in ss]) for i in range(len(passages)) if why[i] is None})
         out = []
         for i, (p, ev, v) in enumerate(zip(passages, evidences, verdicts)):
             if why[i] is not None:
@@ -324,13 +326,26 @@ class HallucinationDetector:
                 out.append(DetectionResult(passage=p, spans=(), edited=p, tagged=p, sentences=tuple(v.sentences),
                                            evidence=ev, retrieved=retrieved[i], judged=False, note=why[i]))
                 continue
-            spans = _non_overlapping([s for ss in per_sentence[i] for s in ss])
+            spans = found[i]
             out.append(DetectionResult(passage=p, spans=tuple(spans), edited=apply_edits(passage=p, spans=spans),
                                        tagged=to_tagged(passage=p, spans=spans), sentences=tuple(v.sentences),
                                        evidence=ev, retrieved=retrieved[i], score=float(v.score)))
         return out, pdocs, edocs
 
     # ------------------------------------------------------------------ internals
+    def _withhold_unentailed_fixes(self, passages: Sequence[str], pdocs: Sequence[Any], evidences: Sequence[str],
+                                   found: dict[int, list[HallucinationSpan]]) -> dict[int, list[HallucinationSpan]]:
+        """A replacement is offered only when the sentence it leaves (with every edit of that sentence applied) is
+        entailed by the evidence; otherwise the span stays marked with no fix. No edit is better than a wrong one."""
+        jobs = [(i, edited, swaps) for i, spans in found.items()
+                for _, edited, swaps in edited_sentences(passage=passages[i], doc=pdocs[i], spans=spans) if edited]
+        if not jobs:
+            return found
+        verdicts = self.scorer.score(sources=[evidences[i] for i, _, _ in jobs], claims=[e for _, e, _ in jobs])
+        withheld = {(i, sp.start) for (i, _, swaps), v in zip(jobs, verdicts) if not entailed(v.e, v.n, v.c) for sp in swaps}
+        return {i: [replace(sp, suggestion=None, reason=f"{sp.reason or 'rule'}; fix withheld: the edited sentence is not entailed")
+                    if (i, sp.start) in withheld else sp for sp in spans] for i, spans in found.items()}
+
     def _in_corpus(self, phrase: str) -> bool:
         return self.retriever is not None and bool(self.retriever.contains(phrase=phrase))
 

@@ -18,12 +18,14 @@ invents a replacement the evidence does not hold.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 from veridic.detect._result import HallucinationSpan
 from veridic.detect._taxonomy import TAXONOMY
 from veridic.errors import InputError
 
-__all__ = ["apply_edits", "validate_spans", "replacement"]
+__all__ = ["apply_edits", "validate_spans", "replacement", "edited_sentences"]
 
 
 def validate_spans(*, passage: str, spans: Sequence[HallucinationSpan]) -> list[HallucinationSpan]:
@@ -97,3 +99,25 @@ def apply_edits(*, passage: str, spans: Sequence[HallucinationSpan]) -> str:
     if passage[:1] not in (" ", "\t"):
         edited = edited.lstrip(" \t")
     return edited
+
+
+def edited_sentences(*, passage: str, doc: Any, spans: Sequence[HallucinationSpan]) -> list[tuple[tuple[int, int], str, list[HallucinationSpan]]]:
+    """For each sentence of ``doc`` (the parsed ``passage``) that a replacement touches: its range, its text with every
+    edit of the sentence applied (empty when they delete it all) and the replacing spans. What a reader of the edited
+    passage sees of that sentence, for checking that a fix reads as true."""
+    by_sentence: dict[tuple[int, int], list[HallucinationSpan]] = {}
+    for sp in spans:
+        sent = next((x for x in doc.sents if x.start_char <= sp.start < x.end_char), None)
+        if sent is not None:
+            by_sentence.setdefault((sent.start_char, sent.end_char), []).append(sp)
+    out = []
+    for (a, b), group in by_sentence.items():
+        swaps = [sp for sp in group if replacement(sp) not in ("", sp.text)]
+        if not swaps:
+            continue
+        inside = [replace(sp, start=sp.start - a, end=sp.end - a,
+                          edit_range=None if sp.edit_range is None else (max(0, sp.edit_range[0] - a), min(b - a, sp.edit_range[1] - a)))
+                  for sp in group if sp.end <= b]
+        out.append(((a, b), apply_edits(passage=passage[a:b], spans=inside).strip(), swaps))
+    return out
+
