@@ -48,9 +48,9 @@ def heldout(*, models: dict[str, str], config: str) -> dict:
 
     from veridic.nli._backend import load_sequence_classifier
     from veridic.nli._models import resolve_model_path
-    from veridic.train.data import NOT_ENTAILMENT
-    from veridic.train.evaluate import evaluate_nli
-    from veridic.train.loop import Trainer, load_config
+    from veridic.train._data import NOT_ENTAILMENT
+    from veridic.train._evaluate import evaluate_nli
+    from veridic.train._loop import Trainer, load_config
 
     cfg = load_config(config)
     trainer = Trainer(config=cfg, output_dir=ROOT / "runs" / "accurate-heldout")

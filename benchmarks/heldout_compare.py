@@ -25,8 +25,8 @@ def main() -> None:
 
     from veridic.nli._backend import load_sequence_classifier
     from veridic.nli._models import resolve_model_path
-    from veridic.train.evaluate import evaluate_nli
-    from veridic.train.loop import Trainer, load_config
+    from veridic.train._evaluate import evaluate_nli
+    from veridic.train._loop import Trainer, load_config
 
     cfg = load_config(args.config)
     t = Trainer(config=cfg, output_dir=args.run)

@@ -5,7 +5,7 @@ signal; the sealed TRUE suite also holds PAWS (word-order paraphrases), where ov
 the NLI model can decide. A combiner fitted on the eight sets alone learns to lean on overlap. This set adds a
 fourth task ("pairs") so leave-one-task-out shows what the combination does where overlap is uninformative.
 
-Rows come from the tier-A held-back slice (``veridic.train.data.is_held_out`` at the 2 % every NLI config
+Rows come from the tier-A held-back slice (``veridic.train._data.is_held_out`` at the 2 % every NLI config
 uses): no stage of the embedded model trained on them. Labels are 2-way: 1 = entailment (faithful), 0 =
 neutral / contradiction / not_entailment. The sample is seeded and stratified by set.
 
@@ -22,7 +22,7 @@ import random
 from pathlib import Path
 
 from veridic.io._atomic import atomic_write_text
-from veridic.train.data import LABEL_IDS, is_held_out, read_nli_file
+from veridic.train._data import LABEL_IDS, is_held_out, read_nli_file
 
 #: sentence-pair NLI sets (short premises); long-document sets would duplicate the summarization task.
 SETS = ("mnli", "lingnli", "snli", "anli", "rte", "rte_pascal", "xnli_en", "sick", "cad_snli", "scitail", "semiauto_nli",

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from veridic.train.licences import licence_rows
-from veridic.train.loop import load_config
+from veridic.train._licences import licence_rows
+from veridic.train._loop import load_config
 
 
 def main() -> None:

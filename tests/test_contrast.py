@@ -136,7 +136,7 @@ def test_missing_source_file_is_a_clear_error(tmp_path):
 def test_resolve_device(monkeypatch):
     import torch
 
-    from veridic.train.loop import resolve_device
+    from veridic.train._loop import resolve_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert resolve_device("auto") == "cpu"
@@ -152,7 +152,7 @@ def test_resolve_device(monkeypatch):
 
 
 def test_checked_in_v2_config_loads_and_names_real_rules():
-    from veridic.train.loop import load_config
+    from veridic.train._loop import load_config
 
     repo = Path(__file__).resolve().parents[1]
     cfg = load_config(repo / "configs" / "nli-minilm-v2.yaml")
@@ -161,7 +161,7 @@ def test_checked_in_v2_config_loads_and_names_real_rules():
 
 
 def test_bad_contrast_rule_in_config():
-    from veridic.train.loop import config_from_dict
+    from veridic.train._loop import config_from_dict
 
     with pytest.raises(ConfigError, match="unknown rule 'swap'"):
         config_from_dict({"contrast": {"enabled": True, "per_rule": {"swap": 3}}})
@@ -177,7 +177,7 @@ def _toy(root: Path) -> Path:
 
 
 def _cfg(model_dir, corpus, **runtime):
-    from veridic.train.loop import config_from_dict
+    from veridic.train._loop import config_from_dict
 
     return config_from_dict({
         "seed": 1, "model": {"path": str(model_dir), "max_length": 48},
@@ -201,7 +201,7 @@ def _write_corpus(path: Path) -> None:
 
 
 def test_training_with_contrast_pairs_reports_held_back_rules(tmp_path, tiny_nli_dir):
-    from veridic.train.loop import Trainer
+    from veridic.train._loop import Trainer
 
     corpus_path = tmp_path / "corpus.jsonl.gz"
     _write_corpus(corpus_path)
@@ -216,7 +216,7 @@ def test_training_with_contrast_pairs_reports_held_back_rules(tmp_path, tiny_nli
 
 def test_missing_backbone_and_data_fail_before_work(tmp_path, tiny_nli_dir):
     from veridic.errors import ModelLoadError
-    from veridic.train.loop import Trainer
+    from veridic.train._loop import Trainer
 
     corpus_path = tmp_path / "corpus.jsonl.gz"
     _write_corpus(corpus_path)
@@ -241,7 +241,7 @@ def test_cuda_without_cuda_fails_before_loading(tmp_path, tiny_nli_dir, monkeypa
 
 
 def test_damaged_checkpoint_is_refused_not_restarted(tmp_path, tiny_nli_dir):
-    from veridic.train.loop import Trainer
+    from veridic.train._loop import Trainer
 
     corpus_path = tmp_path / "corpus.jsonl.gz"
     _write_corpus(corpus_path)

@@ -12,9 +12,9 @@ torch = pytest.importorskip("torch")
 from test_train import _toy_config, _toy_data, _weights  # noqa: E402
 
 from veridic.errors import ConfigError  # noqa: E402
-from veridic.train.data import Example  # noqa: E402
-from veridic.train.distill import distill_loss, teacher_logits  # noqa: E402
-from veridic.train.loop import Trainer, config_from_dict, config_hash, nli_loss  # noqa: E402
+from veridic.train._data import Example  # noqa: E402
+from veridic.train._distill import distill_loss, teacher_logits  # noqa: E402
+from veridic.train._loop import Trainer, config_from_dict, config_hash, nli_loss  # noqa: E402
 
 
 def test_loss_with_alpha_zero_is_the_gold_loss():
@@ -33,7 +33,7 @@ def test_soft_part_is_zero_for_the_teacher_itself_and_positive_otherwise():
 
 
 def test_teacher_logits_resume_after_a_deadline_and_match(tmp_path, tiny_nli_dir, monkeypatch):
-    import veridic.train.distill as distill
+    import veridic.train._distill as distill
 
     monkeypatch.setattr(distill, "_CHUNK", 4)
     exs = [Example(f"premise {i} is here .", f"hypothesis {i % 3}", i % 3, "toy") for i in range(10)]

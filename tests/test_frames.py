@@ -90,8 +90,8 @@ def _write(path: Path, rows) -> Path:
 
 
 def test_reverse_rules_and_extra_corpora(tmp_path):
-    from veridic.train.data import LABEL_IDS, build_contrast_examples
-    from veridic.train.loop import ContrastConfig
+    from veridic.train._data import LABEL_IDS, build_contrast_examples
+    from veridic.train._loop import ContrastConfig
 
     _write(tmp_path / "a.jsonl.gz", [
         _row("A met B.", "B met A.", "entailment", "symmetric_swap", "A met B."),
@@ -110,7 +110,7 @@ def test_reverse_rules_and_extra_corpora(tmp_path):
 
 
 def test_non_reversible_rule_and_missing_extra_corpus_fail_before_work(tmp_path, tiny_nli_dir):
-    from veridic.train.loop import Trainer, config_from_dict
+    from veridic.train._loop import Trainer, config_from_dict
 
     with pytest.raises(ConfigError, match="'compression' cannot be reversed"):
         config_from_dict({"contrast": {"enabled": True, "reverse_rules": ["compression"]}})
@@ -128,7 +128,7 @@ def test_non_reversible_rule_and_missing_extra_corpus_fail_before_work(tmp_path,
 
 def test_new_options_keep_old_config_hashes():
     """Runs started before extra_corpora / reverse_rules existed resume under the same hash."""
-    from veridic.train.loop import config_hash, load_config
+    from veridic.train._loop import config_hash, load_config
 
     repo = Path(__file__).resolve().parents[1]
     assert config_hash(load_config(repo / "configs" / "nli-minilm-v2.yaml")) == "86535f1d7125e0b8"

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from veridic.errors import ConfigError
-from veridic.train.licences import LICENCES, SOURCE_LICENCES, commercial_problems, licence_rows
-from veridic.train.loop import config_from_dict, config_hash, load_config
+from veridic.train._licences import LICENCES, SOURCE_LICENCES, commercial_problems, licence_rows
+from veridic.train._loop import config_from_dict, config_hash, load_config
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = sorted(REPO.glob("configs/**/*.yaml"))
@@ -19,7 +19,7 @@ CONFIGS = sorted(REPO.glob("configs/**/*.yaml"))
 def test_every_configured_set_has_a_recorded_licence(path):
     cfg = load_config(path)
     missing = [n for n in cfg.data.sets if n not in LICENCES]
-    assert not missing, f"{path.name}: add these sets to veridic.train.licences.LICENCES: {missing}"
+    assert not missing, f"{path.name}: add these sets to veridic.train._licences.LICENCES: {missing}"
 
 
 def test_every_manifest_set_is_in_the_table():

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from veridic.errors import ConfigError, DataFormatError
-from veridic.train.augment import DEFAULT_PHRASES, augment_hypothesis, load_phrases
-from veridic.train.data import LABEL_IDS, NOT_ENTAILMENT, is_held_out, read_nli_file, select_rows
-from veridic.train.loop import config_from_dict, config_hash, load_config
+from veridic.train._augment import DEFAULT_PHRASES, augment_hypothesis, load_phrases
+from veridic.train._data import LABEL_IDS, NOT_ENTAILMENT, is_held_out, read_nli_file, select_rows
+from veridic.train._loop import config_from_dict, config_hash, load_config
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("VERIDIC_DATA", REPO.parent / "shared" / "data"))
@@ -122,7 +122,7 @@ def test_select_rows_weight_and_cap():
 
 
 def test_mixture_never_trains_on_held_out(tmp_path):
-    from veridic.train.data import build_real_examples
+    from veridic.train._data import build_real_examples
 
     root = _toy_data(tmp_path / "data")
     cfg = config_from_dict(_toy_config(tmp_path / "unused"))
@@ -150,7 +150,7 @@ def test_shared_phrases_match_the_defaults():
 def test_two_way_loss_is_minus_log_of_non_entailment_mass():
     import torch
 
-    from veridic.train.loop import nli_loss
+    from veridic.train._loop import nli_loss
 
     logits = torch.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 0.3]])
     p = torch.softmax(logits, -1)
@@ -160,7 +160,7 @@ def test_two_way_loss_is_minus_log_of_non_entailment_mass():
 
 
 def test_make_batches_is_a_deterministic_permutation():
-    from veridic.train.loop import make_batches
+    from veridic.train._loop import make_batches
 
     lengths = [random.Random(i).randint(5, 50) for i in range(103)]
     a = make_batches(lengths, batch_size=8, bucket_batches=4, seed=1)
@@ -185,7 +185,7 @@ def test_three_step_run_exports_and_resume_matches(tmp_path, toy_setup):
     import torch
     from transformers import AutoModelForSequenceClassification
 
-    from veridic.train.loop import Trainer
+    from veridic.train._loop import Trainer
 
     data_dir, model_dir = toy_setup
     cfg = config_from_dict(_toy_config(model_dir))
@@ -217,7 +217,7 @@ def test_three_step_run_exports_and_resume_matches(tmp_path, toy_setup):
 
 
 def test_resume_with_a_different_config_is_refused(tmp_path, toy_setup):
-    from veridic.train.loop import Trainer
+    from veridic.train._loop import Trainer
 
     data_dir, model_dir = toy_setup
     cfg = config_from_dict(_toy_config(model_dir))
@@ -243,7 +243,7 @@ def test_train_nli_public_api_with_budget(tmp_path, toy_setup):
 def test_num_layers_keeps_the_first_layers_and_their_weights(tmp_path, toy_setup):
     from transformers import AutoModelForSequenceClassification
 
-    from veridic.train.loop import Trainer
+    from veridic.train._loop import Trainer
 
     data_dir, model_dir = toy_setup
     raw = _toy_config(model_dir, max_steps=1)
@@ -285,7 +285,7 @@ def test_configs_without_num_layers_keep_their_hash(toy_setup):
 
 
 def test_a_checkpoint_of_another_backbone_is_refused_naming_both(tmp_path, toy_setup):
-    from veridic.train.loop import Trainer
+    from veridic.train._loop import Trainer
 
     data_dir, model_dir = toy_setup
     Trainer(config=config_from_dict(_toy_config(model_dir)), output_dir=tmp_path / "e", data_dir=data_dir).train(
@@ -300,7 +300,7 @@ def test_a_checkpoint_of_the_earlier_training_loop_is_refused_with_what_to_do(tm
     import torch
     from safetensors.torch import save_file
 
-    from veridic.train.loop import Trainer
+    from veridic.train._loop import Trainer
 
     data_dir, model_dir = toy_setup
     cfg = config_from_dict(_toy_config(model_dir))
@@ -318,7 +318,7 @@ def test_a_checkpoint_of_the_earlier_training_loop_is_refused_with_what_to_do(tm
 
 
 def test_checkpoints_by_the_clock_are_evaluated_and_kept_to_the_limit(tmp_path, toy_setup):
-    from veridic.train.loop import Trainer
+    from veridic.train._loop import Trainer
 
     data_dir, model_dir = toy_setup
     raw = _toy_config(model_dir)
@@ -336,7 +336,7 @@ def test_checkpoints_by_the_clock_are_evaluated_and_kept_to_the_limit(tmp_path, 
 def test_a_checkpoint_cut_short_by_a_kill_is_passed_over(tmp_path, toy_setup):
     import torch
 
-    from veridic.train.loop import Trainer
+    from veridic.train._loop import Trainer
 
     data_dir, model_dir = toy_setup
     raw = _toy_config(model_dir)

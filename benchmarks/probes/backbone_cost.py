@@ -57,8 +57,8 @@ def main() -> None:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from veridic.train.backbones import backbone_dir
-    from veridic.train.loop import cpu_supports_bf16
+    from veridic.train._backbones import backbone_dir
+    from veridic.train._loop import cpu_supports_bf16
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)

@@ -161,7 +161,7 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
         raise MissingDependencyError(exc.name or "transformers", extra="train", purpose="training the span tagger") from None
     from veridic.device import cpu_supports_bf16
     from veridic.lm._training import StageClockCallback, last_checkpoint
-    from veridic.train.backbones import resolve_backbone_ref
+    from veridic.train._backbones import resolve_backbone_ref
 
     out = Path(output_dir).expanduser()
     if not rows:

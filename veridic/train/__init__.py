@@ -10,6 +10,6 @@ From a shell (re-running the same line resumes from the newest checkpoint)::
     python -c "from veridic.train import train_nli; train_nli(config='configs/nli-minilm.yaml', output_dir='runs/nli-v1')"
 """
 
-from veridic.train.loop import TrainConfig, Trainer, config_hash, load_config, train_nli
+from veridic.train._loop import TrainConfig, Trainer, config_hash, load_config, train_nli
 
 __all__ = ["TrainConfig", "Trainer", "config_hash", "load_config", "train_nli"]

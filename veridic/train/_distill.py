@@ -119,12 +119,12 @@ def distill_loss(logits: Any, labels: Any, teacher: Any, *, temperature: float, 
                  label_smoothing: float = 0.0) -> Any:
     """``(1 - alpha) * gold loss + alpha * T^2 * KL(teacher_T || student_T)``, averaged over the batch.
 
-    The gold part is :func:`veridic.train.losses.nli_loss` (3-way and 2-way rows); ``T^2`` keeps the soft
+    The gold part is :func:`veridic.train._losses.nli_loss` (3-way and 2-way rows); ``T^2`` keeps the soft
     part's gradients on the gold part's scale whatever the temperature.
     """
     import torch
 
-    from veridic.train.losses import nli_loss
+    from veridic.train._losses import nli_loss
 
     gold = nli_loss(logits, labels, label_smoothing=label_smoothing)
     if alpha == 0:

@@ -1,9 +1,9 @@
 """The NLI model's optimisation: a ``transformers.Trainer`` subclass, as sentence-transformers' ``CrossEncoderTrainer``.
 
-:class:`veridic.train.loop.Trainer` prepares the data and the model and exports the result; this module trains.
+:class:`veridic.train._loop.Trainer` prepares the data and the model and exports the result; this module trains.
 The Trainer owns AdamW, the schedule, gradient clipping, bf16 autocast and the checkpoints (model, optimiser,
 scheduler, RNG and data position). veridic adds the loss (3-way and 2-way labels, label smoothing, distillation),
-the batch plan (length-bucketed batches in a fixed order, see :func:`veridic.train.loop.make_batches`), a record
+the batch plan (length-bucketed batches in a fixed order, see :func:`veridic.train._loop.make_batches`), a record
 of what each checkpoint belongs to, and the run's log.
 
 >>> list(PlanBatches([[2, 0], [1]]))
@@ -27,8 +27,8 @@ from transformers import Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from veridic.io import atomic_write_text
-from veridic.train.distill import distill_loss
-from veridic.train.losses import nli_loss
+from veridic.train._distill import distill_loss
+from veridic.train._losses import nli_loss
 
 __all__ = ["CHECKPOINT_META", "NLITrainer", "OneDeviceArguments", "PlanBatches", "RunLog", "TokenizedPairs", "training_arguments"]
 

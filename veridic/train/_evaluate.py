@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from typing import Any
 
-from veridic.train.data import LABELS, NOT_ENTAILMENT, Example
+from veridic.train._data import LABELS, NOT_ENTAILMENT, Example
 
 __all__ = ["evaluate_nli", "per_class_metrics"]
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from veridic.train.backbones import BACKBONE_PREFIX, BACKBONES, DEFAULT_BACKBONE
+from veridic.train._backbones import BACKBONE_PREFIX, BACKBONES, DEFAULT_BACKBONE
 
 __all__ = ["Licence", "LICENCES", "SOURCE_LICENCES", "BACKBONE_LICENCES", "commercial_problems", "licence_rows"]
 
@@ -115,7 +115,7 @@ BACKBONE_LICENCES: dict[str, Licence] = {
 
 def _problem(where: str, lic: Licence | None) -> str | None:
     if lic is None:
-        return f"{where}: no licence recorded in veridic.train.licences"
+        return f"{where}: no licence recorded in veridic's licence table (veridic/train/_licences.py)"
     if lic.commercial != _Y:
         return f"{where}: {lic.licence}"
     return None

@@ -5,7 +5,7 @@
 >>> final.name                                                           # doctest: +SKIP
 'final'
 
-The optimisation itself is a ``transformers.Trainer`` subclass (:mod:`veridic.train.nli_trainer`).
+The optimisation itself is a ``transformers.Trainer`` subclass (:mod:`veridic.train._nli_trainer`).
 Layout of ``output_dir``::
 
     synthetic.jsonl.gz          cached synthetic pairs (first line: config hash)
@@ -36,8 +36,8 @@ from typing import Any
 from veridic.errors import ConfigError, InputError, did_you_mean
 from veridic.nli._backend import cpu_supports_bf16  # re-exported: the trainer's precision choice
 from veridic.synth._corpus import HELD_BACK_FRACTION
-from veridic.train.backbones import BACKBONE_PREFIX, DEFAULT_BACKBONE, backbone_dir
-from veridic.train.losses import nli_loss  # re-exported: the gold loss the trainer and distillation share
+from veridic.train._backbones import BACKBONE_PREFIX, DEFAULT_BACKBONE, backbone_dir
+from veridic.train._losses import nli_loss  # re-exported: the gold loss the trainer and distillation share
 
 __all__ = [
     "TrainConfig", "ModelConfig", "DataConfig", "SetSpec", "AugmentConfig", "SyntheticConfig",
@@ -142,7 +142,7 @@ class ContrastConfig:
 
 @dataclass
 class DistillConfig:
-    """Soft labels from a teacher model (:mod:`veridic.train.distill`)."""
+    """Soft labels from a teacher model (:mod:`veridic.train._distill`)."""
 
     enabled: bool = False
     teacher: str | None = None  # a transformers NLI model folder (e.g. the base-size model)
@@ -186,7 +186,7 @@ class RuntimeConfig:
 @dataclass
 class TrainConfig:
     seed: int = 13
-    # True: every input must be cleared for commercial use (veridic.train.licences); checked
+    # True: every input must be cleared for commercial use (veridic.train._licences); checked
     # before any work, so a model meant to be sold can never be trained on restricted data.
     commercial: bool = False
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -310,7 +310,7 @@ def _validate(cfg: TrainConfig) -> None:
 
 def _check_commercial(cfg: TrainConfig) -> None:
     from veridic.synth._corpus import DEFAULT_SOURCES
-    from veridic.train.licences import BACKBONE_LICENCES, commercial_problems
+    from veridic.train._licences import BACKBONE_LICENCES, commercial_problems
 
     sets = [n for n, s in cfg.data.sets.items() if s.weight > 0]
     semi = cfg.data.sets.get("semiauto_nli")
@@ -430,7 +430,7 @@ class Trainer:
 
     def __init__(self, *, config: TrainConfig, output_dir: str | Path, data_dir: str | Path | None = None,
                  max_minutes: float | None = None):
-        from veridic.train.data import default_data_dir
+        from veridic.train._data import default_data_dir
 
         self.cfg = config
         self.out = Path(output_dir)
@@ -444,7 +444,7 @@ class Trainer:
 
     # -- data -------------------------------------------------------------
     def _prepare_data(self) -> None:
-        from veridic.train.data import build_real_examples, build_synthetic_pairs, count_by, label_counts, synthetic_examples
+        from veridic.train._data import build_real_examples, build_synthetic_pairs, count_by, label_counts, synthetic_examples
 
         cfg = self.cfg
         real, held_real, stats = build_real_examples(cfg.data, cfg.augment, data_dir=self.data_dir, seed=cfg.seed)
@@ -462,7 +462,7 @@ class Trainer:
         self.held_out_contrast: dict[str, list[Any]] = {}
         con_stats: dict[str, Any] = {}
         if cfg.contrast.enabled:
-            from veridic.train.data import build_contrast_examples
+            from veridic.train._data import build_contrast_examples
 
             t = time.monotonic()
             con_train, self.held_out_contrast, con_stats = build_contrast_examples(
@@ -579,7 +579,7 @@ class Trainer:
             missing += [f"synthetic.sources: {self.data_dir / s.path}" for s in cfg.synthetic.sources
                         if not (self.data_dir / s.path).exists()]
         if cfg.contrast.enabled:
-            from veridic.train.data import run_path
+            from veridic.train._data import run_path
 
             for extra in cfg.contrast.extra_corpora:
                 p = run_path(extra, self.out)
@@ -601,7 +601,7 @@ class Trainer:
 
         Its data plan is checked once the plan is made (:meth:`train`).
         """
-        from veridic.train.nli_trainer import CHECKPOINT_META
+        from veridic.train._nli_trainer import CHECKPOINT_META
 
         if not resume:
             shutil.rmtree(self.ckpt_root, ignore_errors=True)
@@ -652,7 +652,7 @@ class Trainer:
                 "model": self._model_desc(), "train_seconds": round(self.train_seconds_before + time.monotonic() - self.t_loop, 1)}
 
     def _checkpoint_eval(self, model: Any, step: int) -> None:
-        from veridic.train.evaluate import evaluate_nli
+        from veridic.train._evaluate import evaluate_nli
 
         rec: dict[str, Any] = {"checkpoint": f"checkpoint-{step}", "step": step, "elapsed_s": round(time.monotonic() - self.t0, 1)}
         cap = self.cfg.data.checkpoint_eval_cap
@@ -722,7 +722,7 @@ class Trainer:
 
     def _teacher_logits(self) -> Any | None:
         """The teacher's logits of every training pair, or None when the time budget ran out while it labelled them."""
-        from veridic.train.distill import teacher_logits
+        from veridic.train._distill import teacher_logits
 
         d = self.cfg.distill
         logits = teacher_logits(examples=self.train_examples, teacher=Path(str(d.teacher)).expanduser(), cache_dir=self.out,
@@ -739,7 +739,7 @@ class Trainer:
         from transformers import PrinterCallback
 
         from veridic.lm._training import StageClockCallback
-        from veridic.train.nli_trainer import NLITrainer, RunLog, TokenizedPairs, training_arguments
+        from veridic.train._nli_trainer import NLITrainer, RunLog, TokenizedPairs, training_arguments
 
         cfg = self.cfg
         pairs = TokenizedPairs(self.encodings, self.token_types, [e.label for e in self.train_examples],
@@ -757,7 +757,7 @@ class Trainer:
         return trainer, run_log
 
     def _export(self, model: Any, tokenizer: Any, step: int, seen: int, total: int, stopped_by: str) -> Path:
-        from veridic.train.evaluate import evaluate_nli
+        from veridic.train._evaluate import evaluate_nli
 
         final = self.out / "final"
         tmp = self.out / ".final.tmp"

@@ -149,7 +149,7 @@ def build_real_examples(data_cfg: Any, augment_cfg: Any, *, data_dir: Path, seed
     weighting, so no copy of them is ever trained on. Augmented copies (paper
     004) are added for ``augment_cfg.fraction`` of the selected real rows.
     """
-    from veridic.train.augment import augment_hypothesis, load_phrases, pick_phrase
+    from veridic.train._augment import augment_hypothesis, load_phrases, pick_phrase
 
     nli_dir = data_dir / data_cfg.nli_dir
     train: list[Example] = []
