@@ -111,6 +111,14 @@ class TaggedDetector:
         out = list(ruled)
         for i, p in zip(todo, probs):
             out[i] = self._merge(ruled[i], p, doc=pdocs[i], evidence_doc=edocs[ruled[i].evidence])
+        # The rules checked their fixes against their own spans; the merge may add spans to a fixed sentence, so
+        # each fix is checked again as the merged passage reads.
+        merged = self.detector._withhold_unentailed_fixes([r.passage for r in out], pdocs, [r.evidence or "" for r in out],
+                                                          {i: list(out[i].spans) for i in todo})
+        for i, spans in merged.items():
+            if tuple(spans) != out[i].spans:
+                out[i] = replace(out[i], spans=tuple(spans), edited=apply_edits(passage=out[i].passage, spans=spans),
+                                 tagged=to_tagged(passage=out[i].passage, spans=spans))
         return out
 
     # ------------------------------------------------------------------ internals
