@@ -93,6 +93,10 @@ class TaggedDetector:
     def retriever(self) -> Any:
         return self.detector.retriever
 
+    @property
+    def phrase_spans(self) -> bool:
+        return bool(self.detector.phrase_spans)
+
     def describe(self) -> dict[str, Any]:
         return {"pipeline": "veridic.detect.tagged-v1", "detector": self.detector.describe(), "tagger": self.tagger.describe(),
                 "flag_threshold": self.flag_threshold}
