@@ -123,3 +123,43 @@ def test_bad_input_is_refused_or_abstained_on_before_the_tagger_runs(rules):
     r = td.detect(passage="La estación está en España y fue construida por la agencia europea.",
                   evidence="La estación de la agencia europea está en Argentina y fue construida en el año dos mil.")
     assert not r.judged and r.spans == () and r.note  # a documented abstention, not a clean bill
+
+
+class CountingScorer:
+    """Entails exactly the claims in ``yes``; records every claim it is asked about."""
+
+    def __init__(self, yes: set[str]):
+        self.yes, self.asked = yes, []
+
+    def score(self, *, sources, claims, progress=False):
+        from types import SimpleNamespace
+
+        self.asked.extend(claims)
+        return [SimpleNamespace(e=0.95, n=0.03, c=0.02) if c in self.yes else SimpleNamespace(e=0.05, n=0.05, c=0.9)
+                for c in claims]
+
+
+def test_fix_check_withholds_unentailed_fixes_and_reuses_verdicts(rules):
+    from veridic.detect._edit import withhold_unentailed_fixes
+    from veridic.detect._result import HallucinationSpan
+
+    passage = "The antenna cost 45 million euros. It was built by Airbus."
+    doc = rules.nlp(passage)
+    cost = passage.index("45 million")
+    maker = passage.index("Airbus")
+    spans = [HallucinationSpan(start=cost, end=cost + len("45 million"), text="45 million", type="entity", confidence=None, evidence=None, suggestion="33 million"),
+             HallucinationSpan(start=maker, end=maker + len("Airbus"), text="Airbus", type="entity", confidence=None, evidence=None, suggestion="Thales")]
+    scorer = CountingScorer(yes={"The antenna cost 33 million euros."})
+    checked: dict[tuple[str, str], bool] = {}
+    out = withhold_unentailed_fixes(scorer=scorer, passages=[passage], docs=[doc], evidences=[SOURCE], found={0: spans},
+                                    checked=checked)
+    assert [s.suggestion for s in out[0]] == ["33 million", None]
+    assert "fix withheld" in out[0][1].reason and out[0][1].start == maker  # still marked, no fix
+    assert sorted(scorer.asked) == ["It was built by Thales.", "The antenna cost 33 million euros."]
+    # A second pass over the same sentences scores nothing again; a changed sentence is scored once.
+    again = withhold_unentailed_fixes(scorer=scorer, passages=[passage], docs=[doc], evidences=[SOURCE], found={0: spans},
+                                      checked=checked)
+    assert [s.suggestion for s in again[0]] == ["33 million", None] and len(scorer.asked) == 2
+    other = [spans[0], HallucinationSpan(start=maker, end=maker + len("Airbus"), text="Airbus", type="entity", confidence=None, evidence=None, suggestion="ESA")]
+    withhold_unentailed_fixes(scorer=scorer, passages=[passage], docs=[doc], evidences=[SOURCE], found={0: other}, checked=checked)
+    assert scorer.asked[2:] == ["It was built by ESA."]

@@ -49,10 +49,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from veridic.detect._edit import apply_edits, edited_sentences
+from veridic.detect._edit import apply_edits, withhold_unentailed_fixes
 from veridic.detect._localise import Deletion, choose, deletable_phrases, deletion_units, entailed, non_overlapping, without
 from veridic.detect._result import DetectionResult, HallucinationSpan
 from veridic.detect._subjective import LexiconSubjectivity, SubjectivityClassifier
@@ -269,9 +269,10 @@ class HallucinationDetector:
         return self.detect_parsed(passages=passages, evidences=evidences, queries=queries, progress=progress)[0]
 
     def detect_parsed(self, *, passages: Sequence[str], evidences: Sequence[str] | None = None, queries: Sequence[str] | None = None,
-                      progress: bool = False) -> tuple[list[DetectionResult], list[Any], dict[str, Any]]:
+                      progress: bool = False) -> tuple[list[DetectionResult], list[Any], dict[str, Any], dict[tuple[str, str], bool]]:
         """:meth:`detect_many`, with the spaCy parses it made: one per passage, and one per distinct evidence text
-        (keyed by the text), so a pipeline built on the detector reads them instead of parsing again."""
+        (keyed by the text), so a pipeline built on the detector reads them instead of parsing again; and the verdicts
+        on edited sentences (:func:`~veridic.detect._edit.withhold_unentailed_fixes`), so it re-checks only what it changes."""
         if isinstance(passages, str):
             raise InputError("passages must be a list of strings; for one passage use detect(passage=...).")
         passages = list(passages)
@@ -307,7 +308,7 @@ class HallucinationDetector:
                                  f"{self.nlp.max_length:,}. Give the passages the text draws on (or build an index with `veridic index` "
                                  "and let the detector retrieve), or split the text.")
         if not passages:
-            return [], [], {}
+            return [], [], {}, {}
         verdicts: list[Verdict] = self.scorer.score(sources=evidences, claims=passages, progress=progress)
         pdocs = list(self.nlp.pipe(passages))
         uniq = list(dict.fromkeys(evidences))
@@ -317,7 +318,8 @@ class HallucinationDetector:
                         for i, (p, ev, v) in enumerate(zip(passages, evidences, verdicts))]
         if self.phrase_spans:
             per_sentence = self._localise(passages, pdocs, evidences, edocs, verdicts, per_sentence, progress=progress)
-        found = self._withhold_unentailed_fixes(passages, pdocs, evidences, {
+        checked: dict[tuple[str, str], bool] = {}
+        found = withhold_unentailed_fixes(scorer=self.scorer, passages=passages, docs=pdocs, evidences=evidences, checked=checked, found={
             i: _non_overlapping([s for ss in per_sentence[i] for s in ss]) for i in range(len(passages)) if why[i] is None})
         out = []
         for i, (p, ev, v) in enumerate(zip(passages, evidences, verdicts)):
@@ -330,22 +332,9 @@ class HallucinationDetector:
             out.append(DetectionResult(passage=p, spans=tuple(spans), edited=apply_edits(passage=p, spans=spans),
                                        tagged=to_tagged(passage=p, spans=spans), sentences=tuple(v.sentences),
                                        evidence=ev, retrieved=retrieved[i], score=float(v.score)))
-        return out, pdocs, edocs
+        return out, pdocs, edocs, checked
 
     # ------------------------------------------------------------------ internals
-    def _withhold_unentailed_fixes(self, passages: Sequence[str], pdocs: Sequence[Any], evidences: Sequence[str],
-                                   found: dict[int, list[HallucinationSpan]]) -> dict[int, list[HallucinationSpan]]:
-        """A replacement is offered only when the sentence it leaves (with every edit of that sentence applied) is
-        entailed by the evidence; otherwise the span stays marked with no fix. No edit is better than a wrong one."""
-        jobs = [(i, edited, swaps) for i, spans in found.items()
-                for _, edited, swaps in edited_sentences(passage=passages[i], doc=pdocs[i], spans=spans) if edited]
-        if not jobs:
-            return found
-        verdicts = self.scorer.score(sources=[evidences[i] for i, _, _ in jobs], claims=[e for _, e, _ in jobs])
-        withheld = {(i, sp.start) for (i, _, swaps), v in zip(jobs, verdicts) if not entailed(v.e, v.n, v.c) for sp in swaps}
-        return {i: [replace(sp, suggestion=None, reason=f"{sp.reason or 'rule'}; fix withheld: the edited sentence is not entailed")
-                    if (i, sp.start) in withheld else sp for sp in spans] for i, spans in found.items()}
-
     def _in_corpus(self, phrase: str) -> bool:
         return self.retriever is not None and bool(self.retriever.contains(phrase=phrase))
 

@@ -6,7 +6,8 @@ fixed by a minimal replacement taken from the evidence; ``contradictory``,
 error without a suggestion is flagged but left as it is: veridic never
 invents a replacement the evidence does not hold.
 
->>> from veridic.detect._result import HallucinationSpan
+>>> from veridic.detect._localise import entailed
+from veridic.detect._result import HallucinationSpan
 >>> p = "Messi was born on June 12, 1987. He is the best player ever. He plays for Inter Miami."
 >>> spans = [HallucinationSpan(start=23, end=25, text="12", type="entity", confidence=0.9, evidence=None, suggestion="24"),
 ...          HallucinationSpan(start=33, end=60, text="He is the best player ever.", type="subjective",
@@ -21,11 +22,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from veridic.detect._localise import entailed
 from veridic.detect._result import HallucinationSpan
 from veridic.detect._taxonomy import TAXONOMY
 from veridic.errors import InputError
 
-__all__ = ["apply_edits", "validate_spans", "replacement", "edited_sentences"]
+__all__ = ["apply_edits", "validate_spans", "replacement", "edited_sentences", "withhold_unentailed_fixes"]
 
 
 def validate_spans(*, passage: str, spans: Sequence[HallucinationSpan]) -> list[HallucinationSpan]:
@@ -121,3 +123,27 @@ def edited_sentences(*, passage: str, doc: Any, spans: Sequence[HallucinationSpa
         out.append(((a, b), apply_edits(passage=passage[a:b], spans=inside).strip(), swaps))
     return out
 
+
+
+def withhold_unentailed_fixes(*, scorer: Any, passages: Sequence[str], docs: Sequence[Any], evidences: Sequence[str],
+                              found: dict[int, list[HallucinationSpan]],
+                              checked: dict[tuple[str, str], bool] | None = None) -> dict[int, list[HallucinationSpan]]:
+    """``found`` (passage index -> spans) with the fix of every replacement whose edited sentence ``scorer`` does not
+    entail taken away: the span stays marked, with no suggestion. No edit is better than a wrong one.
+
+    Each sentence is judged as a reader of the edited passage sees it (every edit of that sentence applied).
+    ``checked`` maps (evidence, edited sentence) to the verdict; sentences already in it are not scored again,
+    and new verdicts are added, so a second pass over the same passages scores only what changed.
+    """
+    checked = {} if checked is None else checked
+    jobs = [(i, edited, swaps) for i, spans in found.items()
+            for _, edited, swaps in edited_sentences(passage=passages[i], doc=docs[i], spans=spans) if edited]
+    todo = list(dict.fromkeys((evidences[i], edited) for i, edited, _ in jobs if (evidences[i], edited) not in checked))
+    if todo:
+        verdicts = scorer.score(sources=[ev for ev, _ in todo], claims=[claim for _, claim in todo])
+        checked.update({key: entailed(v.e, v.n, v.c) for key, v in zip(todo, verdicts)})
+    withheld = {(i, sp.start) for i, edited, swaps in jobs if not checked[(evidences[i], edited)] for sp in swaps}
+    if not withheld:
+        return found
+    return {i: [replace(sp, suggestion=None, reason=f"{sp.reason or 'rule'}; fix withheld: the edited sentence is not entailed")
+                if (i, sp.start) in withheld else sp for sp in spans] for i, spans in found.items()}

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from veridic.detect._edit import apply_edits
+from veridic.detect._edit import apply_edits, withhold_unentailed_fixes
 from veridic.detect._localise import deletion_units, entailed, non_overlapping
 from veridic.detect._result import DetectionResult, HallucinationSpan
 from veridic.detect._tagger import TaggedSpan, spans_from_probs
@@ -109,16 +109,17 @@ class TaggedDetector:
                     queries: Sequence[str] | None = None, progress: bool = False) -> list[DetectionResult]:
         """The rule detector's checks (input validation, retrieval and abstentions included), then the tagger on the
         same evidence, merged passage by passage."""
-        ruled, pdocs, edocs = self.detector.detect_parsed(passages=passages, evidences=evidences, queries=queries, progress=progress)
+        ruled, pdocs, edocs, checked = self.detector.detect_parsed(passages=passages, evidences=evidences, queries=queries, progress=progress)
         todo = [i for i, r in enumerate(ruled) if r.judged]
         probs = self.tagger.char_probabilities(sources=[ruled[i].evidence for i in todo], claims=[ruled[i].passage for i in todo])
         out = list(ruled)
         for i, p in zip(todo, probs):
             out[i] = self._merge(ruled[i], p, doc=pdocs[i], evidence_doc=edocs[ruled[i].evidence])
         # The rules checked their fixes against their own spans; the merge may add spans to a fixed sentence, so
-        # each fix is checked again as the merged passage reads.
-        merged = self.detector._withhold_unentailed_fixes([r.passage for r in out], pdocs, [r.evidence or "" for r in out],
-                                                          {i: list(out[i].spans) for i in todo})
+        # each fix is checked again as the merged passage reads (sentences the merge left as they were are not re-scored).
+        merged = withhold_unentailed_fixes(scorer=self.detector.scorer, passages=[r.passage for r in out], docs=pdocs,
+                                           evidences=[r.evidence or "" for r in out], checked=checked,
+                                           found={i: list(out[i].spans) for i in todo})
         for i, spans in merged.items():
             if tuple(spans) != out[i].spans:
                 out[i] = replace(out[i], spans=tuple(spans), edited=apply_edits(passage=out[i].passage, spans=spans),
