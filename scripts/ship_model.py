@@ -4,6 +4,9 @@ Usage:
     python scripts/ship_model.py --run runs/nli-v1 [--checkpoint checkpoint-2400] [--max-length 256]
     python scripts/ship_model.py --run ~/.cache/veridic/train/nli-base-v2 --name veridic-nli-mpnet-l6 --packed
     python scripts/ship_model.py --run ~/.cache/veridic/train/span-tagger-v1 --name veridic-tagger-minilm-l6 --packed
+    python scripts/ship_model.py --run ~/.cache/veridic/train/nli-minilm-distill-gpu --dest runs/models/veridic-nli-minilm-distill
+
+``--dest`` writes a candidate elsewhere (to be scored before it replaces the shipped model).
 
 ``--checkpoint`` ships a periodic checkpoint's weights (config and tokenizer
 come from the backbone with veridic's label names) when a run was stopped
@@ -47,8 +50,10 @@ def main() -> None:
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--name", default=EMBEDDED_MODEL_NAME, choices=sorted([*EMBEDDED_MODELS, EMBEDDED_TAGGER_NAME]))
     ap.add_argument("--packed", action="store_true", help="per-row int8 shards instead of fp32 safetensors + ONNX int8")
+    ap.add_argument("--dest", type=Path, default=None,
+                    help="write a candidate here (e.g. runs/models/NAME) instead of over the shipped model NAME")
     args = ap.parse_args()
-    dest = embedded_model_path(args.name)
+    dest = args.dest if args.dest is not None else embedded_model_path(args.name)
     if args.packed and args.checkpoint:
         ap.error("--packed ships a run's final/ export; export the checkpoint first (veridic train nli --export-only)")
     dest.mkdir(parents=True, exist_ok=True)
