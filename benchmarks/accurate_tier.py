@@ -29,6 +29,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _steps import parse_steps, run_steps  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("heldout", "dev", "contrast", "cost", "detector")
 
@@ -144,10 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("runs/report/accurate"))
     ap.add_argument("--force", action="store_true", help="recompute steps whose result OUT/<step>.json already exists")
     args = ap.parse_args(argv)
-    steps = [s.strip() for s in args.steps.split(",") if s.strip()]
-    unknown = sorted(set(steps) - set(STEPS))
-    if unknown:
-        ap.error(f"unknown step(s) {unknown}; expected some of {', '.join(STEPS)}")
+    try:
+        steps = parse_steps(args.steps, STEPS)
+    except ValueError as exc:
+        ap.error(str(exc))
     args.out.mkdir(parents=True, exist_ok=True)
     result: dict = {"model": args.model, "baseline": args.baseline}
     both = {"default": args.baseline, "accurate": args.model}
@@ -156,16 +159,7 @@ def main(argv: list[str] | None = None) -> int:
            "contrast": lambda: contrast(model=args.model, out=args.out),
            "cost": lambda: cost(models=both, frank=f"{args.data}/frank_test.jsonl", n=args.frank_rows),
            "detector": lambda: detector(models=both, wice=str(Path(args.data).parent / "spans" / "wice_non_supported_tokens"), out=args.out)}
-    for step in STEPS:
-        if step not in steps:
-            continue
-        # Each finished step is kept in OUT/<step>.json, so a run stopped part-way resumes at the next step.
-        done = args.out / f"{step}.json"
-        if done.exists() and not args.force:
-            result[step] = json.loads(done.read_text())
-            continue
-        result[step] = run[step]()
-        done.write_text(json.dumps(result[step], indent=1) + "\n")
+    result.update(run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force))
     (args.out / "accurate.json").write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result))
     return 0

@@ -121,10 +121,26 @@ def run(m: Measurement) -> None:
         "commands": [_shell(c) for c in m.commands],
         "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "wall_seconds": round(time.time() - started),
+        **_step_wall(m.commands[-1]),
         "veridic_version": veridic.__version__,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}",
     }
     (dest / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+
+def _step_wall(cmd: tuple[str, ...]) -> dict:
+    """For a command built of resumable steps (benchmarks/_steps.py): each step's own wall time, and their sum as the
+    measurement's wall time, so that a run which reused steps computed earlier still states what its figures cost."""
+    flag = next((f for f in ("-o", "--out") if f in cmd), None)
+    if flag is None:
+        return {}
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from _steps import step_times
+
+    times = step_times(ROOT / cmd[cmd.index(flag) + 1])
+    if not times:
+        return {}
+    return {"wall_seconds": round(sum(t["wall_s"] for t in times.values())), "steps": times}
 
 
 # ---------------------------------------------------------------- rendering

@@ -26,6 +26,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _steps import parse_steps, run_steps  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("spans", "wice", "suite", "cost")
 
@@ -82,20 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-o", "--out", type=Path, default=Path("runs/report/spans"))
     ap.add_argument("--force", action="store_true", help="recompute steps whose result OUT/<step>.json already exists")
     args = ap.parse_args(argv)
-    steps = [s.strip() for s in args.steps.split(",") if s.strip()]
-    unknown = sorted(set(steps) - set(STEPS))
-    if unknown:
-        ap.error(f"unknown step(s) {unknown}; expected some of {', '.join(STEPS)}")
+    try:
+        steps = parse_steps(args.steps, STEPS)
+    except ValueError as exc:
+        ap.error(str(exc))
     args.out.mkdir(parents=True, exist_ok=True)
     run = {"spans": lambda: spans(tagger=args.tagger, out=args.out), "wice": lambda: wice(tagger=args.tagger, data=args.wice, out=args.out),
            "suite": lambda: suite(tagger=args.tagger, out=args.out), "cost": lambda: cost(tagger=args.tagger)}
-    for step in STEPS:
-        if step not in steps:
-            continue
-        done = args.out / f"{step}.json"
-        if done.exists() and not args.force:
-            continue
-        done.write_text(json.dumps(run[step](), indent=1) + "\n")
+    run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force)
     print(json.dumps({"tagger": args.tagger, "out": str(args.out), "steps": [s for s in STEPS if (args.out / f"{s}.json").exists()]}))
     return 0
 
