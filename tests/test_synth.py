@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from veridic.errors import ConfigError
@@ -103,3 +105,47 @@ def test_pomo_detokeniser():
 
     assert _detok("Alice B. Toklas , Stein 's partner , was -LRB- reportedly -RRB- `` jealous '' .") == \
         'Alice B. Toklas, Stein\'s partner, was (reportedly) "jealous".'
+
+
+def test_abstractive_span_corpus_keeps_rewrites_and_marks_inserted_errors(nlp, tmp_path):
+    import gzip
+
+    from veridic.synth._spans import build_abstractive_span_corpus, overlap_share
+
+    premises = [
+        ("Angela Merkel met Emmanuel Macron in Berlin on Monday to discuss the budget of 2024 for the union.",
+         "The German chancellor held talks with the French president about money."),
+        ("The company reported that its revenue rose by 12 percent in the third quarter, helped by strong sales in Asia.",
+         "Sales grew because buyers in Asian markets wanted more of its products."),
+        ("Researchers at Oxford found that the new drug reduced symptoms in 300 patients during a long trial.",
+         "A medicine tested by British scientists helped hundreds of sick people."),
+        ("The river flooded the village after three days of heavy rain, and hundreds of residents left their homes.",
+         "Many people abandoned their houses when water covered the town."),
+        # a near copy of its premise: not a rewrite, left out
+        ("The museum opened a new wing for modern art in Paris last year.", "The museum opened a new wing for modern art."),
+        # not entailed: left out
+        ("The team won the final in Madrid after extra time.", "The team lost the final match in Madrid."),
+    ]
+    (tmp_path / "nli").mkdir()
+    with gzip.open(tmp_path / "nli" / "mnli.jsonl.gz", "wt", encoding="utf-8") as fh:
+        for i, (p, h) in enumerate(premises):
+            fh.write(json.dumps({"premise": p, "hypothesis": h, "label": "contradiction" if i == 5 else "entailment"}) + "\n")
+    def build(error_share):
+        out = tmp_path / f"abs-{error_share}.jsonl.gz"
+        stats = build_abstractive_span_corpus(data_dir=tmp_path, out=out, nlp=nlp, n=4, sets=("mnli",), error_share=error_share,
+                                              progress=False)
+        rows = [json.loads(line) for line in gzip.open(out, "rt", encoding="utf-8")]
+        assert stats["candidates"] == 4 and stats["examples"] == len(rows)
+        for r in rows:
+            assert r["claim"] != "The museum opened a new wing for modern art." and "lost" not in r["claim"]
+            assert (r["label"] == 1) == (not r["spans"])
+        return rows
+
+    faithful = build(0.0)  # the four rewrites, unchanged
+    assert sorted(r["claim"] for r in faithful) == sorted(h for p, h in premises[:4])
+    assert all(not r["spans"] and overlap_share(r["claim"], r["source"]) < 0.7 for r in faithful)
+    wrong = build(1.0)  # one inserted error each, marked at its exact characters
+    assert wrong and all(len(r["spans"]) == 1 for r in wrong)
+    for r in wrong:
+        s = r["spans"][0]
+        assert r["claim"][s["start"]:s["end"]] == s["text"] and s["text"].strip() and r["claim"] not in [h for _, h in premises]

@@ -322,8 +322,9 @@ if typer is not None:
 
     @app.command("train-tagger")
     def train_tagger_cmd(
-        synthetic: Path = typer.Option(Path("~/.cache/veridic/train/span-tagger-v1/synthetic-spans.jsonl.gz"), "--synthetic",
-                                       help="The synthetic span corpus (`veridic synth spans -o PATH --n 20000 --seed 0`)."),
+        synthetic: list[Path] = typer.Option([Path("~/.cache/veridic/train/span-tagger-v1/synthetic-spans.jsonl.gz")], "--synthetic",
+                                             help="A synthetic span corpus (`veridic synth spans -o PATH --n 20000 --seed 0`); repeat to "
+                                                  "train on several (e.g. one built with --abstractive), listed in that order."),
         out: Path = typer.Option(Path("~/.cache/veridic/train/span-tagger-v1"), "--output", "-o", "--out",
                                  help="Run folder: checkpoints/ while training, final/ (the tagger) at the end."),
         data_dir: Path | None = typer.Option(None, "--data-dir", help="Folder of the span files (default: $VERIDIC_DATA/spans)."),
@@ -339,19 +340,25 @@ if typer is not None:
         from veridic.errors import InputError
 
         try:
-            syn_path = synthetic.expanduser()
-            if not syn_path.exists():
-                raise InputError(f"The synthetic span corpus {str(syn_path)!r} does not exist; build it with "
-                                 f"`veridic synth spans -o {syn_path} --n 20000 --seed 0`.")
+            syn_paths = [p.expanduser() for p in synthetic]
+            for syn_path in syn_paths:
+                if not syn_path.exists():
+                    raise InputError(f"The synthetic span corpus {str(syn_path)!r} does not exist; build it with "
+                                     f"`veridic synth spans -o {syn_path} --n 20000 --seed 0`.")
             if entfa_repeat < 1:
                 raise InputError(f"--entfa-repeat must be >= 1; got {entfa_repeat}.")
             entfa = [{"id": r.id, "dataset": r.dataset, "source": r.source, "claim": r.claim,
                       "spans": [{"start": a, "end": b, "type": t} for a, b, t in r.spans]}
                      for r in load_span_rows(dataset="entfa_xsum", split="train", data_dir=data_dir)]
-            with gzip.open(syn_path, "rt", encoding="utf-8") as fh:
-                syn = [json.loads(line) for line in fh]
+            syn, card_syn = [], []
+            for syn_path in syn_paths:
+                with gzip.open(syn_path, "rt", encoding="utf-8") as fh:
+                    part = [json.loads(line) for line in fh]
+                syn += part
+                card_syn.append({"path": str(syn_path), "rows": len(part)})
             rows = [*syn, *entfa * entfa_repeat]
-            card = {"synthetic": {"path": str(syn_path), "rows": len(syn)}, "entfa_xsum_train": {"rows": len(entfa), "repeat": entfa_repeat}}
+            card = {"synthetic": card_syn[0] if len(card_syn) == 1 else card_syn,
+                    "entfa_xsum_train": {"rows": len(entfa), "repeat": entfa_repeat}}
             if export_checkpoint:
                 summary = export_newest_checkpoint(rows=rows, output_dir=out, config=TaggerTrainConfig(), data_card=card)
             else:

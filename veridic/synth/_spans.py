@@ -32,7 +32,8 @@ from typing import Any
 
 from veridic.errors import ConfigError, InputError
 
-__all__ = ["KIND_SHARES", "SPAN_TYPES", "build_span_corpus", "eval_shingles", "kind_share", "pairs_to_examples"]
+__all__ = ["ABSTRACTIVE_ERROR_SHARES", "KIND_SHARES", "SPAN_TYPES", "build_abstractive_span_corpus", "build_span_corpus", "eval_shingles",
+           "kind_share", "overlap_share", "pairs_to_examples"]
 
 #: Share of each kind among the synthetic examples (docs/preregistration/span-tagger.md, "Training data"): entity,
 #: number and date errors split as EntFA train's hallucinated entities; the other kinds follow FRANK's error-type
@@ -181,3 +182,125 @@ def build_span_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any, n: int
                    "meta": {"kind": ex["kind"], "generator_kind": ex["generator_kind"], "doc_id": ex["doc_id"]}}
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     return {"path": str(out), "examples": len(chosen), "by_kind": dict(sorted(stats.items())), "documents": len(docs)}
+
+
+#: error kinds inserted into abstractive claims, with their shares among the erroneous half (the kinds of
+#: :data:`KIND_SHARES` that edit one sentence, in the same proportions; an addition needs a second sentence)
+ABSTRACTIVE_ERROR_SHARES: dict[str, float] = {"entity": 0.175, "number": 0.092, "relation": 0.124, "antonym": 0.034, "negation": 0.034}
+_ABSTRACTIVE_SETS = ("mnli", "lingnli", "anli", "scitail")
+
+
+def overlap_share(claim: str, source: str) -> float:
+    """Share of the claim's content words found in the source (1.0 for a claim with none): how extractive it is.
+
+    >>> overlap_share("The cat sat on the mat.", "A cat sat there.")
+    0.5
+    """
+    from veridic.ling.lexical import content_words
+
+    words = content_words(claim)
+    if not words:
+        return 1.0
+    have = set(content_words(source))
+    return sum(w in have for w in words) / len(words)
+
+
+def build_abstractive_span_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any, n: int, seed: int = 0,
+                                  sets: Sequence[str] = _ABSTRACTIVE_SETS, max_overlap: float = 0.7,
+                                  error_share: float = 0.5, exclude: set[int] | None = None,
+                                  progress: bool = True) -> dict[str, Any]:
+    """About ``n`` span examples whose claims are human-written rewrites: the entailed hypotheses of NLI sets
+    (``<data>/nli/<set>.jsonl.gz``) that reuse less than ``max_overlap`` of their content words from the premise.
+    A share ``1 - error_share`` stays faithful (no span): rewording is not an error. The rest get one error of
+    :data:`ABSTRACTIVE_ERROR_SHARES` inserted at exact characters, so an abstractive claim is not faithful by its
+    form alone. Premises sharing an 8-word shingle with ``exclude`` are left out. Written like
+    :func:`build_span_corpus` (same schema, gzip, atomically); returns counts per kind."""
+    import gzip as _gzip
+
+    from veridic.io._atomic import atomic_path
+    from veridic.synth._perturb import _perturb_antonym, _perturb_entity, _perturb_negation, _perturb_number, _perturb_swap_args
+
+    if n < 1:
+        raise ConfigError(f"n must be >= 1; got {n}.")
+    if not 0 <= error_share <= 1 or not 0 < max_overlap <= 1:
+        raise ConfigError(f"error_share must lie in [0, 1] and max_overlap in (0, 1]; got {error_share} and {max_overlap}.")
+    rows: list[tuple[str, str, str]] = []
+    for name in sets:
+        f = Path(data_dir) / "nli" / f"{name}.jsonl.gz"
+        if not f.exists():
+            raise InputError(f"{f} not found; expected an NLI set of the shared data (premise, hypothesis, label per line).")
+        with _gzip.open(f, "rt", encoding="utf-8") as fh:
+            for line in fh:
+                r = json.loads(line)
+                prem, hyp = str(r.get("premise") or ""), str(r.get("hypothesis") or "")
+                if r.get("label") != "entailment" or not 40 <= len(prem) <= 1000 or len(hyp.split()) < 5:
+                    continue
+                if exclude and _shingles(prem) & exclude:
+                    continue
+                if overlap_share(hyp, prem) < max_overlap:
+                    rows.append((name, prem, hyp))
+    # One claim per premise: sets repeat a premise with several hypotheses.
+    seen: set[str] = set()
+    rows = [r for r in rows if not (r[1] in seen or seen.add(r[1]))]  # type: ignore[func-returns-value]
+    rng = random.Random(seed)
+    rng.shuffle(rows)
+    n_err = int(round(n * error_share))
+    targets = {k: int(round(n_err * s / sum(ABSTRACTIVE_ERROR_SHARES.values()))) for k, s in ABSTRACTIVE_ERROR_SHARES.items()}
+    made: Counter[str] = Counter()
+    perturb = {"entity": None, "number": _perturb_number, "relation": _perturb_swap_args, "antonym": _perturb_antonym,
+               "negation": _perturb_negation}
+    pool: dict[str, list[str]] = {}
+    chosen: list[dict[str, Any]] = []
+    faithful_left = n - n_err
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n, desc="abstractive span rows", unit="row", mininterval=10)
+    # Parse in batches: premise entities feed the entity swap (same-document names first, then any seen so far).
+    for start in range(0, len(rows), 256):
+        if faithful_left <= 0 and all(made[k] >= t for k, t in targets.items()):
+            break
+        batch = rows[start:start + 256]
+        hdocs = list(nlp.pipe([h for _, _, h in batch]))
+        pdocs = list(nlp.pipe([p for _, p, _ in batch]))
+        for (name, prem, hyp), hdoc, pdoc in zip(batch, hdocs, pdocs):
+            same: dict[str, list[str]] = {}
+            for e in pdoc.ents:
+                same.setdefault(e.label_, []).append(e.text)
+                pool.setdefault(e.label_, []).append(e.text)
+            open_kinds = [k for k, t in targets.items() if made[k] < t]
+            want_error = open_kinds and (faithful_left <= 0 or rng.random() < error_share)
+            if not want_error:
+                if faithful_left > 0:
+                    chosen.append({"source": prem, "claim": hyp, "spans": [], "kind": "abstractive_faithful", "set": name})
+                    faithful_left -= 1
+                    if bar is not None:
+                        bar.update(1)
+                continue
+            rng.shuffle(open_kinds)
+            for kind in open_kinds:
+                fn = perturb[kind]
+                edit = _perturb_entity(hdoc, rng, same, pool) if fn is None else fn(hdoc, rng)
+                if edit is None or edit.span is None or edit.text == hyp:
+                    continue
+                a, b = edit.span
+                if b <= a or not edit.text[a:b].strip():
+                    continue
+                chosen.append({"source": prem, "claim": edit.text, "spans": [(a, b, kind)], "kind": f"abstractive_{kind}", "set": name})
+                made[kind] += 1
+                if bar is not None:
+                    bar.update(1)
+                break
+    if bar is not None:
+        bar.close()
+    rng.shuffle(chosen)
+    stats = Counter(ex["kind"] for ex in chosen)
+    with atomic_path(Path(out)) as tmp, _gzip.open(tmp, "wt", encoding="utf-8") as fh:
+        for i, ex in enumerate(chosen):
+            claim = ex["claim"]
+            spans = [{"start": a, "end": b, "text": claim[a:b], "type": t} for a, b, t in ex["spans"]]
+            fh.write(json.dumps({"id": f"abstractive-{seed}-{i}", "dataset": "synthetic", "task": "claim", "source": ex["source"],
+                                 "context": None, "claim": claim, "label": 0 if spans else 1, "spans": spans, "split": "train",
+                                 "meta": {"kind": ex["kind"], "nli_set": ex["set"]}}, ensure_ascii=False) + "\n")
+    return {"path": str(out), "examples": len(chosen), "by_kind": dict(sorted(stats.items())), "candidates": len(rows)}

