@@ -2,7 +2,7 @@
 
     python benchmarks/report.py                 # render docs/report.md from benchmarks/results/ (seconds)
     python benchmarks/report.py --run           # re-run every measurement first (about 25 min on 2 busy CPU cores), then render
-    python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, accurate, spans, speed), then render
+    python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, accurate, distill, spans, speed), then render
     python benchmarks/report.py --check         # fail when docs/report.md differs from what the result files give
 
 Each measurement is one or two commands (listed in MEASUREMENTS and printed on the page beside its
@@ -73,6 +73,12 @@ def measurements() -> list[Measurement]:
             "accurate",
             "The accurate tier (`veridic-nli-mpnet-l6`) as its pre-registration scores it, beside the fast default and trivial baselines.",
             (("python", "benchmarks/accurate_tier.py", "--model", "veridic-nli-mpnet-l6", "--out", str(RUNS / "accurate")),),
+        ),
+        Measurement(
+            "distill",
+            "The distilled fast model as its pre-registration scores it (held-back NLI, dev pool, contrast suite), beside the default.",
+            (("python", "benchmarks/accurate_tier.py", "--model", "runs/models/veridic-nli-minilm-distill", "--config",
+              "configs/nli-minilm-distill.yaml", "--steps", "heldout,contrast,dev", "--out", str(RUNS / "distill")),),
         ),
         Measurement(
             "speed",
@@ -339,12 +345,31 @@ def _spans_suite(lines: list[str], suite: dict) -> None:
 
 
 def _accurate(lines: list[str]) -> None:
-    meta, res = _load("accurate", "meta.json"), _load("accurate", "result.json")
-    lines += ["## The accurate tier", "",
-              f"`{res['model']}`: the first 6 layers of MPNet-base (67 M parameters) trained as a 3-way NLI model on 2 CPU cores "
-              "in resumable stages, as registered in [preregistration/nli-base.md](preregistration/nli-base.md) (model card: "
-              "`veridic/models/veridic-nli-mpnet-l6/README.md`). Select it with `--model veridic-nli-mpnet-l6`. Each figure "
-              f"stands beside the fast default (`{res['baseline']}`, MiniLM-L6) and a baseline that reads no meaning.", ""]
+    res = _load("accurate", "result.json")
+    _candidate(lines, "accurate", "accurate", [
+        "## The accurate tier", "",
+        f"`{res['model']}`: the first 6 layers of MPNet-base (67 M parameters) trained as a 3-way NLI model on 2 CPU cores "
+        "in resumable stages, as registered in [preregistration/nli-base.md](preregistration/nli-base.md) (model card: "
+        "`veridic/models/veridic-nli-mpnet-l6/README.md`). Select it with `--model veridic-nli-mpnet-l6`. Each figure "
+        f"stands beside the fast default (`{res['baseline']}`, MiniLM-L6) and a baseline that reads no meaning.", ""])
+
+
+def _distill(lines: list[str]) -> None:
+    _candidate(lines, "distill", "distilled", [
+        "## A fast model distilled from the accurate tier (not shipped)", "",
+        "MiniLM-L6 trained for one epoch on the accurate tier's training pairs with its soft labels beside the gold ones "
+        "(`configs/nli-minilm-distill.yaml`, registered in [preregistration/nli-base.md](preregistration/nli-base.md), "
+        "\"Distillation\"). It was to replace the default only if it won on the dev pool, the combination (`hybrid`, "
+        "leave-one-dataset-out) and `e-c` both, with no significant loss on a dialogue set. It did not win on `e-c` "
+        "(below; the combination's figures are in the pre-registration), so the default stays. Rebuild it with "
+        "`python scripts/ship_model.py --run RUN --dest runs/models/veridic-nli-minilm-distill` after training.", ""])
+
+
+def _candidate(lines: list[str], name: str, label: str, intro: list[str]) -> None:
+    """Held-back NLI, dev pool, contrast suite, cost and detector figures of a candidate model beside the default
+    (benchmarks/accurate_tier.py's result), under ``intro``; ``label`` names the candidate in the tables."""
+    meta, res = _load(name, "meta.json"), _load(name, "result.json")
+    lines += intro
     h = res.get("heldout")
     if h:
         lines += [f"**Held-back NLI** ({h['n']:,} tier-A pairs that no veridic model trained on; 3-way accuracy on the "
@@ -353,12 +378,12 @@ def _accurate(lines: list[str]) -> None:
         for role in ("accurate", "default"):
             m = h[role]
             f1 = " / ".join(f"{100 * m['per_class'][c]['f1']:.1f}" for c in ("entailment", "neutral", "contradiction"))
-            lines.append(f"| {role} | {100 * m['accuracy_3way']:.1f} | {100 * m['accuracy_2way']:.1f} | {f1} |")
+            lines.append(f"| {label if role == 'accurate' else role} | {100 * m['accuracy_3way']:.1f} | {100 * m['accuracy_2way']:.1f} | {f1} |")
         lines += [f"| majority class | {100 * h['majority_3way']:.1f} | | |", ""]
     d = res.get("dev")
     if d:
-        lines += ["**Dev pool**, `e-c` ROC AUC × 100 with 95 % CIs (every row of the eight dev sets), the fast default's `e-c` "
-                  "(`e-c@default`) and word and bigram overlap beside it:", "", *_auc_table(d)]
+        lines += [f"**Dev pool**, the {label} model's `e-c` ROC AUC × 100 with 95 % CIs (every row of the eight dev sets), the fast "
+                  "default's `e-c` (`e-c@default`) and word and bigram overlap beside it:", "", *_auc_table(d)]
     c = res.get("contrast")
     if c:
         groups = sorted(next(iter(c["groups"].values())))
@@ -374,13 +399,13 @@ def _accurate(lines: list[str]) -> None:
                   "| model | rows | wall s | CPU s | peak memory MB |", "|---|---:|---:|---:|---:|"]
         for role in ("default", "accurate"):
             m = cost[role]
-            lines.append(f"| {role} | {m['n']} | {m['wall_s']:.1f} | {m['cpu_s']:.1f} | {m['peak_rss_mb']:,} |")
+            lines.append(f"| {label if role == 'accurate' else role} | {m['n']} | {m['wall_s']:.1f} | {m['cpu_s']:.1f} | {m['peak_rss_mb']:,} |")
         lines.append("")
     det = res.get("detector")
     if det:
         roles = [r for r in ("default", "accurate") if r in det]
         lines += ["**The rule detector with each model as its judge** (`veridic detect bench suite` and `wice --split dev`, `e-c`):", "",
-                  "| | " + " | ".join(roles) + " |", "|---|" + "---:|" * len(roles)]
+                  "| | " + " | ".join(label if r == "accurate" else r for r in roles) + " |", "|---|" + "---:|" * len(roles)]
         for t in det[roles[0]]["suite"]["per_type_f1"]:
             lines.append(f"| suite F1 {t} | " + " | ".join(f"{det[r]['suite']['per_type_f1'][t]:.3f}" for r in roles) + " |")
         lines.append("| suite correct passages left alone | " + " | ".join(f"{det[r]['suite']['left_alone']:.3f}" for r in roles) + " |")
@@ -403,7 +428,8 @@ def render() -> str:
              "Figures not regenerated here (the detector's synthetic suites, the AIS and probe tables, training costs, the service "
              "load tests) are in the [development log](history/benchmarks-log.md) with their commands, and "
              "`benchmarks/README.md` in the repository lists the script behind each.", ""]
-    for name, fn in (("dev", _dev), ("contrast", _contrast), ("accurate", _accurate), ("spans", _spans), ("speed", _speed)):
+    for name, fn in (("dev", _dev), ("contrast", _contrast), ("accurate", _accurate), ("distill", _distill), ("spans", _spans),
+                     ("speed", _speed)):
         if (RESULTS / name / "meta.json").is_file():
             fn(lines)
         else:

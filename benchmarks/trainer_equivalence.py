@@ -2,6 +2,8 @@
 
     python benchmarks/trainer_equivalence.py                       # train both, then compare (about an hour on 2 busy cores)
     python benchmarks/trainer_equivalence.py --steps heldout,dev   # compare the two run folders again
+    python benchmarks/trainer_equivalence.py --config configs/nli-minilm-distill.yaml --steps heldout,dev \
+        --runs LOOP_RUN TRAINER_RUN --heldout-rows 2400 --out runs/trainer-equivalence-distill   # two full runs
 
 One config (``--config``, default the fast default's recipe ``configs/nli-minilm.yaml``, from the pretrained
 backbone) is trained twice for the same 300 optimiser steps (``--train-steps``): by the hand-written loop, from a
@@ -159,12 +161,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dev-rows", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0, help="seed of the held-back bootstrap")
     ap.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, of {', '.join(STEPS)}")
+    ap.add_argument("--runs", nargs=2, type=Path, metavar=("LOOP_RUN", "TRAINER_RUN"), default=None,
+                    help="score two finished run folders (the same config trained by each) instead of --out/loop and --out/trainer")
     args = ap.parse_args(argv)
     steps = args.steps.split(",")
     t0 = time.monotonic()
     config, out = args.config.resolve(), args.out.resolve()
     runs = {"loop": out / "loop", "trainer": out / "trainer"}
-    res: dict = {"config": str(config.relative_to(ROOT)) if config.is_relative_to(ROOT) else str(config), "train_steps": args.train_steps}
+    if args.runs is not None:
+        if "train" in steps:
+            ap.error("--runs scores finished runs; leave 'train' out of --steps")
+        runs = {"loop": args.runs[0].expanduser().resolve(), "trainer": args.runs[1].expanduser().resolve()}
+        for role, run in runs.items():
+            if not (run / "final" / "model.safetensors").exists():
+                ap.error(f"--runs: {run} has no final/model.safetensors (the {role} run's export)")
+    res: dict = {"config": str(config.relative_to(ROOT)) if config.is_relative_to(ROOT) else str(config)}
+    if args.runs is None:
+        res["train_steps"] = args.train_steps
+    else:
+        res["runs"] = {role: str(run) for role, run in runs.items()}
     if "train" in steps:
         res["runs"] = train(config=config, runs=runs, trees={"loop": args.loop_tree.resolve(), "trainer": ROOT}, steps=args.train_steps)
     if "heldout" in steps:
