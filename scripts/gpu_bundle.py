@@ -127,7 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     parts: list[list[tuple[Path, int, int, str]]] = [[]]
 
     def home_rel(p: Path) -> str:
-        return "~/" + str(p.resolve().relative_to(home))
+        p = p.resolve()
+        if not p.is_relative_to(home):
+            ap.error(f"{p} lies outside the home folder {home}; the GPU machine can only place it under ~/ "
+                     "(move it there and point the config at ~/...)")
+        return "~/" + str(p.relative_to(home))
 
     missing = []
     for name in cfg.data.sets:
