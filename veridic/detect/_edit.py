@@ -6,8 +6,7 @@ fixed by a minimal replacement taken from the evidence; ``contradictory``,
 error without a suggestion is flagged but left as it is: veridic never
 invents a replacement the evidence does not hold.
 
->>> from veridic.detect._localise import entailed
-from veridic.detect._result import HallucinationSpan
+>>> from veridic.detect._result import HallucinationSpan
 >>> p = "Messi was born on June 12, 1987. He is the best player ever. He plays for Inter Miami."
 >>> spans = [HallucinationSpan(start=23, end=25, text="12", type="entity", confidence=0.9, evidence=None, suggestion="24"),
 ...          HallucinationSpan(start=33, end=60, text="He is the best player ever.", type="subjective",
