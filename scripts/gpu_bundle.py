@@ -43,7 +43,8 @@ GO = r"""#!/bin/bash
 # Runs on the GPU machine: place the staged files, train with this tree's code, pack the weights (scripts/gpu_bundle.py).
 set -euo pipefail
 STAGE=${1:?usage: go.sh STAGE_DIR MINUTES OUT_DIR}; MINUTES=${2:?minutes}; DEST=${3:?output folder}
-R=$(cd "$(dirname "$0")/../.." && pwd); H=$(dirname "$0")
+H=$(cd "$(dirname "$0")" && pwd); R=$H
+while [ ! -f "$R/scripts/frozen_split.py" ]; do [ "$R" = / ] && { echo "go.sh must lie inside a copy of the repository" >&2; exit 1; }; R=$(dirname "$R"); done
 python3 - "$STAGE" "$H/manifest.json" <<'PY'
 import hashlib, json, os, shutil, sys
 from pathlib import Path
