@@ -465,6 +465,24 @@ def _perturb_swap_args(doc: Any, rng: random.Random) -> _Edit | None:
 
 
 # ------------------------------------------------------------------ shared by the generators
+def perturb_sentence(kind: str, sdoc: Any, rng: random.Random, same_doc: Mapping[str, list[str]],
+                     pool: Mapping[str, list[str]]) -> _Edit | None:
+    """One edit of generator kind ``kind`` (entity_swap, number_change, negation, antonym, swap_args) to the parsed
+    sentence ``sdoc``, or None when it has nothing to edit. ``same_doc`` and ``pool``: names an entity swap may put
+    in, from the sentence's own document first, then from any (by entity label)."""
+    if kind == "entity_swap":
+        return _perturb_entity(sdoc, rng, same_doc, pool)
+    if kind == "number_change":
+        return _perturb_number(sdoc, rng)
+    if kind == "negation":
+        return _perturb_negation(sdoc, rng)
+    if kind == "antonym":
+        return _perturb_antonym(sdoc, rng)
+    if kind == "swap_args":
+        return _perturb_swap_args(sdoc, rng)
+    raise AssertionError(kind)  # pragma: no cover - internal dispatch
+
+
 def parse_sentences(nlp: Any, docs: Sequence[Document], usable: Callable[[str], bool], *, batch_size: int, n_process: int = 1,
                     progress: bool = False, mininterval: float = 5) -> dict[tuple[int, int], Any]:
     """Every ``usable`` sentence of ``docs`` parsed once, keyed by (document index, sentence index)."""
@@ -567,20 +585,6 @@ class SyntheticGenerator:
                     made += 1
         return out
 
-    def _perturb(self, kind: str, sdoc: Any, rng: random.Random, same_doc: Mapping[str, list[str]],
-                 pool: Mapping[str, list[str]]) -> _Edit | None:
-        if kind == "entity_swap":
-            return _perturb_entity(sdoc, rng, same_doc, pool)
-        if kind == "number_change":
-            return _perturb_number(sdoc, rng)
-        if kind == "negation":
-            return _perturb_negation(sdoc, rng)
-        if kind == "antonym":
-            return _perturb_antonym(sdoc, rng)
-        if kind == "swap_args":
-            return _perturb_swap_args(sdoc, rng)
-        raise AssertionError(kind)  # pragma: no cover - internal dispatch
-
     def _make(self, kind: str, docs: Sequence[Document], parsed: Mapping[tuple[int, int], Any],
               di: int, si: int, rng: random.Random, same_doc: Mapping[str, list[str]],
               pool: Mapping[str, list[str]]) -> SyntheticPair | None:
@@ -605,7 +609,7 @@ class SyntheticGenerator:
             prem, _ = premise(rng.choice([1, 1, 2, 3]))
             return SyntheticPair(prem, short, label, kind, None, sentence, doc.doc_id)
         if kind in _SENTENCE_PERTURBATIONS:
-            edit = self._perturb(kind, sdoc, rng, same_doc, pool)
+            edit = perturb_sentence(kind, sdoc, rng, same_doc, pool)
             if edit is None or edit.text == sentence:
                 return None
             prem, _ = premise(rng.choice([1, 1, 2, 2, 3]))
@@ -647,10 +651,10 @@ class SyntheticGenerator:
                 p = parsed[(di, idx)]
                 if kind == "doc_contradiction" and idx == si:
                     pk = rng.choice(_SENTENCE_PERTURBATIONS)
-                    edit = self._perturb(pk, p, rng, same_doc, pool)
+                    edit = perturb_sentence(pk, p, rng, same_doc, pool)
                     if edit is None:
                         for pk in _SENTENCE_PERTURBATIONS:
-                            edit = self._perturb(pk, p, rng, same_doc, pool)
+                            edit = perturb_sentence(pk, p, rng, same_doc, pool)
                             if edit is not None:
                                 break
                     if edit is None or edit.span is None:

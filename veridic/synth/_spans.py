@@ -26,7 +26,7 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +136,6 @@ def build_span_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any, n: int
     """Generate about ``n`` span examples over ``sources`` (:data:`veridic.synth._corpus.DEFAULT_SOURCES` names) and
     write them to ``out`` (JSON lines, gzip, atomically). ``exclude``: shingles of text never to train on
     (:func:`eval_shingles` of the evaluation sources). Returns counts per kind."""
-    from veridic.io._atomic import atomic_path
     from veridic.synth._corpus import contrast_documents
     from veridic.synth._perturb import SyntheticGenerator
 
@@ -171,17 +170,25 @@ def build_span_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any, n: int
         rng.shuffle(pool)
         chosen.extend(pool[: int(round(n * share))])
     rng.shuffle(chosen)
-    out = Path(out)
-    stats = Counter(ex["kind"] for ex in chosen)
-    with atomic_path(out) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
-        for i, ex in enumerate(chosen):
+    stats = _write_span_rows(out, chosen, id_prefix=f"synthetic-{seed}", task="summarization",
+                             meta=lambda ex: {"kind": ex["kind"], "generator_kind": ex["generator_kind"], "doc_id": ex["doc_id"]})
+    return {"path": str(out), "examples": len(chosen), "by_kind": stats, "documents": len(docs)}
+
+
+def _write_span_rows(out: str | Path, examples: Sequence[dict[str, Any]], *, id_prefix: str, task: str,
+                     meta: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, int]:
+    """``examples`` (source, claim, spans as (start, end, type)) as rows of the span schema, gzip, atomically;
+    returns the count of each ``kind``."""
+    from veridic.io._atomic import atomic_path
+
+    with atomic_path(Path(out)) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
+        for i, ex in enumerate(examples):
             claim = ex["claim"]
             spans = [{"start": a, "end": b, "text": claim[a:b], "type": t} for a, b, t in ex["spans"]]
-            row = {"id": f"synthetic-{seed}-{i}", "dataset": "synthetic", "task": "summarization", "source": ex["source"], "context": None,
-                   "claim": claim, "label": 0 if spans else 1, "spans": spans, "split": "train",
-                   "meta": {"kind": ex["kind"], "generator_kind": ex["generator_kind"], "doc_id": ex["doc_id"]}}
+            row = {"id": f"{id_prefix}-{i}", "dataset": "synthetic", "task": task, "source": ex["source"], "context": None,
+                   "claim": claim, "label": 0 if spans else 1, "spans": spans, "split": "train", "meta": meta(ex)}
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return {"path": str(out), "examples": len(chosen), "by_kind": dict(sorted(stats.items())), "documents": len(docs)}
+    return dict(sorted(Counter(ex["kind"] for ex in examples).items()))
 
 
 #: error kinds inserted into abstractive claims, with their shares among the erroneous half (the kinds of
@@ -215,10 +222,7 @@ def build_abstractive_span_corpus(*, data_dir: str | Path, out: str | Path, nlp:
     :data:`ABSTRACTIVE_ERROR_SHARES` inserted at exact characters, so an abstractive claim is not faithful by its
     form alone. Premises sharing an 8-word shingle with ``exclude`` are left out. Written like
     :func:`build_span_corpus` (same schema, gzip, atomically); returns counts per kind."""
-    import gzip as _gzip
-
-    from veridic.io._atomic import atomic_path
-    from veridic.synth._perturb import _perturb_antonym, _perturb_entity, _perturb_negation, _perturb_number, _perturb_swap_args
+    from veridic.synth._perturb import perturb_sentence
 
     if n < 1:
         raise ConfigError(f"n must be >= 1; got {n}.")
@@ -229,7 +233,7 @@ def build_abstractive_span_corpus(*, data_dir: str | Path, out: str | Path, nlp:
         f = Path(data_dir) / "nli" / f"{name}.jsonl.gz"
         if not f.exists():
             raise InputError(f"{f} not found; expected an NLI set of the shared data (premise, hypothesis, label per line).")
-        with _gzip.open(f, "rt", encoding="utf-8") as fh:
+        with gzip.open(f, "rt", encoding="utf-8") as fh:
             for line in fh:
                 r = json.loads(line)
                 prem, hyp = str(r.get("premise") or ""), str(r.get("hypothesis") or "")
@@ -247,8 +251,6 @@ def build_abstractive_span_corpus(*, data_dir: str | Path, out: str | Path, nlp:
     n_err = int(round(n * error_share))
     targets = {k: int(round(n_err * s / sum(ABSTRACTIVE_ERROR_SHARES.values()))) for k, s in ABSTRACTIVE_ERROR_SHARES.items()}
     made: Counter[str] = Counter()
-    perturb = {"entity": None, "number": _perturb_number, "relation": _perturb_swap_args, "antonym": _perturb_antonym,
-               "negation": _perturb_negation}
     pool: dict[str, list[str]] = {}
     chosen: list[dict[str, Any]] = []
     faithful_left = n - n_err
@@ -280,8 +282,7 @@ def build_abstractive_span_corpus(*, data_dir: str | Path, out: str | Path, nlp:
                 continue
             rng.shuffle(open_kinds)
             for kind in open_kinds:
-                fn = perturb[kind]
-                edit = _perturb_entity(hdoc, rng, same, pool) if fn is None else fn(hdoc, rng)
+                edit = perturb_sentence(_GENERATOR_KINDS[kind][0], hdoc, rng, same, pool)
                 if edit is None or edit.span is None or edit.text == hyp:
                     continue
                 a, b = edit.span
@@ -295,12 +296,6 @@ def build_abstractive_span_corpus(*, data_dir: str | Path, out: str | Path, nlp:
     if bar is not None:
         bar.close()
     rng.shuffle(chosen)
-    stats = Counter(ex["kind"] for ex in chosen)
-    with atomic_path(Path(out)) as tmp, _gzip.open(tmp, "wt", encoding="utf-8") as fh:
-        for i, ex in enumerate(chosen):
-            claim = ex["claim"]
-            spans = [{"start": a, "end": b, "text": claim[a:b], "type": t} for a, b, t in ex["spans"]]
-            fh.write(json.dumps({"id": f"abstractive-{seed}-{i}", "dataset": "synthetic", "task": "claim", "source": ex["source"],
-                                 "context": None, "claim": claim, "label": 0 if spans else 1, "spans": spans, "split": "train",
-                                 "meta": {"kind": ex["kind"], "nli_set": ex["set"]}}, ensure_ascii=False) + "\n")
-    return {"path": str(out), "examples": len(chosen), "by_kind": dict(sorted(stats.items())), "candidates": len(rows)}
+    stats = _write_span_rows(out, chosen, id_prefix=f"abstractive-{seed}", task="claim",
+                             meta=lambda ex: {"kind": ex["kind"], "nli_set": ex["set"]})
+    return {"path": str(out), "examples": len(chosen), "by_kind": stats, "candidates": len(rows)}
