@@ -121,8 +121,6 @@ def main(argv: list[str] | None = None) -> int:
     data = args.data or default_data_dir()
     run = args.run.expanduser().resolve()
     home = Path.home()
-    if not str(run).startswith(str(home)):
-        ap.error(f"--run {run} must lie under the home folder {home}, so that it has the same ~/ path on the GPU machine")
     files: dict[str, dict] = {}
     part_bytes = int(args.part_mb * 1e6)
     parts: list[list[tuple[Path, int, int, str]]] = [[]]
@@ -134,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                      "(move it there and point the config at ~/...)")
         return "~/" + str(p.relative_to(home))
 
+    run_there = home_rel(run)  # the run folder must have the same ~/ path on the GPU machine
     missing = []
     for name in cfg.data.sets:
         f = data / "nli" / f"{name}.jsonl.gz"
@@ -182,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                 fh.seek(offset)
                 dest.write_bytes(fh.read(n))
     (out / "run").mkdir(parents=True)
-    manifest = {"config": str(args.config), "config_hash": config_hash(cfg), "run": home_rel(run), "backbone": there,
+    manifest = {"config": str(args.config), "config_hash": config_hash(cfg), "run": run_there, "backbone": there,
                 "files": files}
     (out / "run" / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     (out / "run" / "go.sh").write_text(GO)
