@@ -59,3 +59,32 @@ def test_onnx_backend_refuses_a_gpu_device_before_loading(tmp_path):
 
     with pytest.raises(ConfigError, match="device must be"):
         load_backend(tmp_path / "nowhere", kind="onnx", device="tpu")
+
+
+def test_int8_products_are_exact_on_every_cpu():
+    # 255 × 127 twice is 64,770: past the 16-bit pair sums that CPUs without VNNI use for int8 products unless told
+    # otherwise (there the product below came out 1,048,544). The same int8 model must score the same on every CPU.
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from veridic.nli._backend import ort_session_options
+
+    k = 64
+    weights = np.full((k, 2), 127, dtype=np.int8)
+    graph = helper.make_graph([helper.make_node("MatMulInteger", ["a", "b"], ["y"])], "int8-product",
+                              [helper.make_tensor_value_info("a", TensorProto.UINT8, [None, k])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT32, [None, 2])],
+                              [numpy_helper.from_array(weights, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    session = ort.InferenceSession(model.SerializeToString(), sess_options=ort_session_options(threads=1),
+                                   providers=["CPUExecutionProvider"])
+    activations = np.full((3, k), 255, dtype=np.uint8)
+    assert session.run(None, {"a": activations})[0].tolist() == [[k * 255 * 127] * 2] * 3
+
+
+def test_the_backend_uses_those_options(tiny_nli_dir, tmp_path):
+    from veridic.nli import export_onnx, load_backend
+
+    export_onnx(model=tiny_nli_dir, out_dir=tmp_path / "x")
+    opts = load_backend(tmp_path / "x", kind="onnx", dtype="int8").session.get_session_options()
+    assert opts.get_session_config_entry("session.x64quantprecision") == "1"

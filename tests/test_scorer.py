@@ -245,3 +245,20 @@ def test_disk_cache_keys_a_model_folder_by_its_real_path(tmp_path, monkeypatch):
     other = CachedBackend(c, path=db)
     other.predict(["x y"], ["x"])
     assert other.misses == 1
+
+
+def test_disk_cache_keeps_exact_int8_predictions_apart_from_earlier_ones(tmp_path):
+    from veridic.nli import CachedBackend
+
+    class _Exact(WordBackend):
+        def describe(self):
+            return {**super().describe(), "int8_products": "exact"}
+
+    db = tmp_path / "nli-cache"
+    CachedBackend(WordBackend(), path=db).predict(["x y"], ["x"])
+    exact = CachedBackend(_Exact(), path=db)
+    exact.predict(["x y"], ["x"])
+    assert exact.misses == 1 and exact.hits == 0
+    again = CachedBackend(_Exact(), path=db)
+    again.predict(["x y"], ["x"])
+    assert again.hits == 1

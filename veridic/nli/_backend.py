@@ -421,6 +421,29 @@ def _read_revision(ref: str | Path) -> str | None:
     return None
 
 
+def ort_session_options(*, threads: int | None = None) -> Any:
+    """ONNX Runtime session options for veridic's models: the thread count, no spinning, exact int8 products.
+
+    >>> ort_session_options(threads=1).get_session_config_entry("session.x64quantprecision")
+    '1'
+    """
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    if threads:
+        opts.intra_op_num_threads = threads
+    if os.environ.get("VERIDIC_ORT_SPIN", "0") != "1":
+        # Idle ORT threads spin for the next op by default; on a busy machine (or one core per process) that
+        # doubled the CPU time of a one-pair-per-call int8 run for no speed.
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # x86 CPUs without VNNI (AVX2, AVX-512 before VNNI) sum int8 products in pairs into 16 bits, which saturate:
+    # the same int8 file then scores differently by CPU (on an AVX2-only CPU the default's dev e-c mean AUC fell
+    # 0.7, WiCE dev 1.7). This makes them compute exactly, as VNNI CPUs do, for about 30 % more int8 time there;
+    # on other CPUs it changes nothing.
+    opts.add_session_config_entry("session.x64quantprecision", "1")
+    return opts
+
+
 class OnnxNLIBackend(_TokenizerMixin):
     """An exported NLI model on ONNX Runtime (int8 by default).
 
@@ -455,15 +478,8 @@ class OnnxNLIBackend(_TokenizerMixin):
         path = next((onnx_dir / c for c in candidates if c and (onnx_dir / c).exists()), None)
         if path is None:
             raise ModelLoadError(f"No ONNX file ({' or '.join(c for c in candidates if c)}) in {onnx_dir}. Export one with: veridic export onnx --model {ref}")
-        opts = ort.SessionOptions()
-        threads = threads or _env_threads()
-        if threads:
-            opts.intra_op_num_threads = threads
-        if os.environ.get("VERIDIC_ORT_SPIN", "0") != "1":
-            # Idle ORT threads spin for the next op by default; on a busy machine (or one core per process) that
-            # doubled the CPU time of a one-pair-per-call int8 run for no speed.
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(str(path), sess_options=ort_session_options(threads=threads or _env_threads()),
+                                            providers=["CPUExecutionProvider"])
         self._input_names = {i.name for i in self.session.get_inputs()}
         tok_dir = ref if (ref / "tokenizer.json").exists() or (ref / "vocab.txt").exists() else onnx_dir
         if (tok_dir / "tokenizer.json").exists():
@@ -492,7 +508,8 @@ class OnnxNLIBackend(_TokenizerMixin):
         self.one_pair_per_call = _is_dynamically_quantised(path)
 
     def describe(self) -> dict[str, Any]:
-        return self._describe("onnx", file=self.file.name)
+        # In the record (and so in every score-cache key): int8 scores cached before products were exact differ by CPU.
+        return self._describe("onnx", file=self.file.name, int8_products="exact")
 
     def _predict(self, premises, hypotheses, *, mc_samples: int = 0, seed: int = 0, progress: bool = False) -> np.ndarray:
         if mc_samples:
@@ -823,7 +840,12 @@ class CachedBackend:
             from veridic.io._store import DiskStore
 
             self._db = DiskStore(path)
-            self._model_key = json.dumps([_canonical_model_id(backend.model_id), backend.revision, backend.describe().get("dtype"), backend.max_length])
+            d = backend.describe()
+            key = [_canonical_model_id(backend.model_id), backend.revision, d.get("dtype"), backend.max_length]
+            if d.get("int8_products"):
+                # int8 predictions cached before products were exact differ by CPU: never serve them as exact ones.
+                key.append(d["int8_products"])
+            self._model_key = json.dumps(key)
 
     def __getattr__(self, name: str) -> Any:
         # Everything but predict() is the wrapped backend's own.
