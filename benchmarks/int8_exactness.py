@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     import onnxruntime as ort
-    from precision_tolerance import _pairs, compare
+    from precision_tolerance import _pairs, compare, emit
 
     from veridic.nli import load_backend
     from veridic.nli._backend import ort_session_options
@@ -52,10 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, ts in times.items():
         out[name]["seconds_per_pair"] = statistics.median(ts) / len(premises)
         print(name, json.dumps({k: round(v, 4) for k, v in out[name].items()}), file=sys.stderr, flush=True)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(out, indent=1) + "\n")
-    print(json.dumps(out))
+    emit(out, args.out)
     return 0
 
 

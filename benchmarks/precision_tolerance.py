@@ -55,11 +55,16 @@ def main(argv: list[str] | None = None) -> int:
         got = load_backend(args.model, kind=kind, dtype=dtype).predict(premises, hypotheses)
         out[name] = compare(ref, got)
         print(name, json.dumps({k: round(v, 4) for k, v in out[name].items()}), file=sys.stderr, flush=True)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(out, indent=1) + "\n")
-    print(json.dumps(out))
+    emit(out, args.out)
     return 0
+
+
+def emit(out: dict, path: Path | None) -> None:
+    """Print ``out`` as one JSON line, and write it to ``path`` too when one is given."""
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":
