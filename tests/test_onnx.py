@@ -65,17 +65,17 @@ def test_int8_products_are_exact_on_every_cpu():
     # 255 × 127 twice is 64,770: past the 16-bit pair sums that CPUs without VNNI use for int8 products unless told
     # otherwise (there the product below came out 1,048,544). The same int8 model must score the same on every CPU.
     import onnxruntime as ort
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import parser
 
     from veridic.nli._backend import ort_session_options
 
     k = 64
-    weights = np.full((k, 2), 127, dtype=np.int8)
-    graph = helper.make_graph([helper.make_node("MatMulInteger", ["a", "b"], ["y"])], "int8-product",
-                              [helper.make_tensor_value_info("a", TensorProto.UINT8, [None, k])],
-                              [helper.make_tensor_value_info("y", TensorProto.INT32, [None, 2])],
-                              [numpy_helper.from_array(weights, "b")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model = parser.parse_model(f"""
+        <ir_version: 8, opset_import: ["" : 13]>
+        int8product (uint8[n, {k}] a) => (int32[n, 2] y)
+        <int8[{k}, 2] b = {{{", ".join(["127"] * 2 * k)}}}>
+        {{ y = MatMulInteger(a, b) }}
+    """)
     session = ort.InferenceSession(model.SerializeToString(), sess_options=ort_session_options(threads=1),
                                    providers=["CPUExecutionProvider"])
     activations = np.full((3, k), 255, dtype=np.uint8)
