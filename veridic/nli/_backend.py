@@ -438,7 +438,7 @@ def ort_session_options(*, threads: int | None = None) -> Any:
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     # x86 CPUs without VNNI (AVX2, AVX-512 before VNNI) sum int8 products in pairs into 16 bits, which saturate:
     # the same int8 file then scores differently by CPU (on an AVX2-only CPU the default's dev e-c mean AUC fell
-    # 0.7, WiCE dev 1.7). This makes them compute exactly, as VNNI CPUs do, for about 30 % more int8 time there;
+    # 0.7, WiCE dev 1.7). This makes them compute exactly, as VNNI CPUs do, for about 15–30 % more int8 time there;
     # on other CPUs it changes nothing.
     opts.add_session_config_entry("session.x64quantprecision", "1")
     return opts
