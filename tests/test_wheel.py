@@ -1,6 +1,6 @@
 """The wheel carries the embedded model and the licence, nothing from tests, benchmarks or runs, and scores from a fresh venv.
 
-Slow (a 160 MB wheel: two embedded models, then a fresh virtual environment installed from the package index):
+Slow (a wheel of about 210 MB: four embedded models, then a fresh virtual environment installed from the package index):
 
     .venv/bin/python -m pytest tests/test_wheel.py -m slow -q
 """
@@ -37,7 +37,8 @@ def test_the_wheel_holds_the_model_and_the_licence_and_nothing_else(wheel):
     assert "veridic/bench/data/contrast_suite.jsonl" in names and "veridic/detect/data/contrast_suite.jsonl" in names
     assert not [n for n in names if n.split("/")[0] in ("tests", "benchmarks", "runs", "docs", "configs")]
     # The fast default (fp32 weights and their int8 ONNX export, about 100 MB compressed), the accurate tier
-    # (int8 rows, about 60 MB) and the span tagger (int8 rows, about 20 MB): anything much larger means something else got in.
+    # (int8 rows, about 60 MB), the commercially usable model and the span tagger (int8 rows, about 20 MB each): anything
+    # much larger means something else got in.
     assert wheel.stat().st_size < 220e6
 
 
