@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +15,6 @@ from veridic.nli._backend import embedded_model_path  # noqa: E402
 
 NAME = "veridic-nli-minilm-commercial"
 FOLDER = embedded_model_path(NAME)
-REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (FOLDER / "config.json").exists(), reason=f"{NAME} is not in this checkout")]
 
