@@ -2,6 +2,7 @@
 # Resume the accurate tier's pre-registered training (docs/preregistration/nli-base.md) for one stage.
 #
 #   bash scripts/train_base.sh [MINUTES] [PHASE]      # defaults: 150 minutes, phase "auto"
+#   BASE=nli-base-l12 bash scripts/train_base.sh 150  # the second round (all 12 layers): configs/nli-base-l12-v*.yaml
 #
 # PHASE v1 or v2 runs that phase only; "auto" runs phase 1 until it is finished (its training_summary.json says
 # "completed"; a stage that stops on its time budget also exports final/, so that folder alone proves nothing) and
@@ -15,6 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MINUTES="${1:-150}"
 PHASE="${2:-auto}"
+BASE="${BASE:-nli-base}"   # the round: configs/$BASE-v1.yaml and -v2.yaml, run folders $ROOT/$BASE-v1 and -v2
 ROOT="${VERIDIC_TRAIN_DIR:-$HOME/.cache/veridic/train}"
 VERIDIC="${VERIDIC_BIN:-.venv/bin/veridic}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
@@ -26,7 +28,7 @@ step_of() {  # the newest checkpoint's step in run folder $1, 0 when there is no
 }
 
 run_phase() {  # run_phase PHASE MINUTES: one stage of one phase, recorded in its stages.jsonl
-  local phase="$1" minutes="$2" config="configs/nli-base-$1.yaml" run="$ROOT/nli-base-$1" before start
+  local phase="$1" minutes="$2" config="configs/$BASE-$1.yaml" run="$ROOT/$BASE-$1" before start
   [ -f "$config" ] || { echo "no config $config (expected PHASE v1, v2 or auto)" >&2; exit 2; }
   mkdir -p "$run"
   before="$(step_of "$run")"
@@ -46,11 +48,11 @@ if [ "$PHASE" != "auto" ]; then
   exit 0
 fi
 began=$(date +%s)
-if ! completed "$ROOT/nli-base-v1"; then
+if ! completed "$ROOT/$BASE-v1"; then
   run_phase v1 "$MINUTES"
 fi
 left=$(( MINUTES - ($(date +%s) - began) / 60 ))
 # Phase 2 needs its corpora and phase 1's weights; a stage shorter than 10 minutes would only load and stop.
-if completed "$ROOT/nli-base-v1" && [ "$left" -ge 10 ]; then
+if completed "$ROOT/$BASE-v1" && [ "$left" -ge 10 ]; then
   run_phase v2 "$left"
 fi
