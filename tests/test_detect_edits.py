@@ -55,3 +55,21 @@ def test_bad_input_is_a_clear_error_or_a_stated_abstention():
         det.detect(passage="Messi was born in 1987.", evidence="Messi was born in 1987. " * 90_000)  # 2.2 MB
     with pytest.raises(InputError, match="empty"):
         det.detect(passage="Messi was born in 1987.", evidence="  ")
+
+
+def test_the_cli_never_prints_an_abstention_as_a_clean_passage():
+    from typer.testing import CliRunner
+
+    from veridic.cli import app
+
+    french = ["detect", "-p", "Messi est né en 1987 à Rosario.", "-e", "Lionel Messi est né le 24 juin 1987 à Rosario, en Argentine.",
+              "--backend", "dummy", "--tagger", "none"]
+    fava = CliRunner().invoke(app, [*french, "--tagged"])
+    assert fava.exit_code == 0, fava.output
+    assert fava.stdout == "Messi est né en 1987 à Rosario.\n"  # the passage, untagged, for pipes
+    assert "does not look like English" in fava.stderr
+    text = CliRunner().invoke(app, french)
+    assert "does not look like English" in text.stdout and "no hallucination found" not in text.stdout
+    english = CliRunner().invoke(app, ["detect", "-p", "Messi was born in 1987.", "-e", "Messi was born in 1987.",
+                                       "--backend", "dummy", "--tagger", "none", "--tagged"])
+    assert english.exit_code == 0 and "cannot judge" not in english.stderr

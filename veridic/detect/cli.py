@@ -134,6 +134,8 @@ if typer is not None:
             text = json.dumps({**res.to_dict(), "detector": det.describe()}, indent=2, ensure_ascii=False) + "\n"
         elif fmt == "fava":
             text = res.tagged + "\n"
+            if not res.judged:  # stdout stays the passage for pipes; the abstention must still be seen
+                sys.stderr.write(f"veridic detect: {res.note or 'cannot judge'}\n")
         elif fmt == "html":
             from veridic.detect._html import render_html
 
