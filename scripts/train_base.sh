@@ -29,7 +29,7 @@ step_of() {  # the newest checkpoint's step in run folder $1, 0 when there is no
 
 run_phase() {  # run_phase PHASE MINUTES: one stage of one phase, recorded in its stages.jsonl
   local phase="$1" minutes="$2" config="configs/$BASE-$1.yaml" run="$ROOT/$BASE-$1" before start
-  [ -f "$config" ] || { echo "no config $config (expected PHASE v1, v2 or auto)" >&2; exit 2; }
+  [ -f "$config" ] || { echo "no config $config: PHASE is v1, v2 or auto, and BASE names a round with configs/\$BASE-v1.yaml (nli-base, nli-base-l12)" >&2; exit 2; }
   mkdir -p "$run"
   before="$(step_of "$run")"
   start="$(date -u +%FT%TZ)"
