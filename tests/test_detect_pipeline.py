@@ -163,3 +163,16 @@ def test_fix_check_withholds_unentailed_fixes_and_reuses_verdicts(rules):
     other = [spans[0], HallucinationSpan(start=maker, end=maker + len("Airbus"), text="Airbus", type="entity", confidence=None, evidence=None, suggestion="ESA")]
     withhold_unentailed_fixes(scorer=scorer, passages=[passage], docs=[doc], evidences=[SOURCE], found={0: other}, checked=checked)
     assert scorer.asked[2:] == ["It was built by ESA."]
+
+
+def test_a_proposal_running_over_a_sentence_end_becomes_one_span_per_sentence_and_every_deletion_is_whole(rules):
+    from veridic.detect._benchmark import audit_edits
+
+    claim = "The station was designed by the architect Renzo Piano. Everyone aboard the ship survived."
+    det = TaggedDetector(detector=rules, tagger=MarkTagger([("Renzo Piano. Everyone aboard", 0.95)]))
+    r = det.detect(passage=claim, evidence=SOURCE)
+    second = claim.index("Everyone")
+    assert r.spans and all(s.end <= second or s.start >= second for s in r.spans)
+    assert "Renzo Piano" in [s.text for s in r.spans]
+    audit = audit_edits(detector=det, evidences=[SOURCE], results=[r])
+    assert audit["deletions"] and audit["passing"] == audit["edits"], audit["failed"]

@@ -50,6 +50,30 @@ def test_spans_from_probs_are_whole_words_joined_over_punctuation():
     assert spans_from_probs(text, p, threshold=0.95) == []
 
 
+def test_a_run_never_crosses_a_break_so_no_span_holds_the_end_of_one_sentence_and_the_start_of_the_next():
+    text = "The line operated the Titanic. Everyone aboard survived."
+    p = np.full(len(text), 0.9)
+    second = text.index("Everyone")
+    assert [s.text for s in spans_from_probs(text, p, threshold=0.5)] == [text[:-1]]  # without breaks: one run
+    spans = spans_from_probs(text, p, threshold=0.5, breaks=[0, second])
+    assert [s.text for s in spans] == ["The line operated the Titanic", "Everyone aboard survived"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("ab ,.1")), max_size=40), seed=st.integers(0, 99), thr=st.floats(0.05, 0.95),
+       breaks=st.lists(st.integers(0, 40), max_size=4))
+def test_spans_lie_inside_the_text_in_order_never_start_on_punctuation_nor_cross_a_break(text, seed, thr, breaks):
+    p = np.random.default_rng(seed).random(len(text))
+    breaks = [b for b in breaks if 0 < b < len(text) and text[b - 1] == " "]  # between words, as sentence starts are
+    spans = spans_from_probs(text, p, threshold=thr, breaks=breaks)
+    last = 0
+    for s in spans:
+        assert last <= s.start < s.end <= len(text) and text[s.start:s.end] == s.text
+        assert s.text[0].isalnum() and s.text[-1].isalnum()
+        assert not any(s.start < b < s.end for b in breaks)
+        last = s.end
+
+
 @settings(max_examples=60, deadline=None)
 @given(text=st.text(alphabet=st.sampled_from(list("ab ,.1")), max_size=40), seed=st.integers(0, 99), thr=st.floats(0.05, 0.95))
 def test_spans_lie_inside_the_text_in_order_and_never_start_on_punctuation(text, seed, thr):

@@ -134,7 +134,7 @@ class TaggedDetector:
 
     def _merge(self, result: DetectionResult, char_probs: np.ndarray, *, doc: Any, evidence_doc: Any) -> DetectionResult:
         passage = result.passage
-        proposals = spans_from_probs(passage, char_probs, threshold=self.tagger.threshold)
+        proposals = spans_from_probs(passage, char_probs, threshold=self.tagger.threshold, breaks=[s.start_char for s in doc.sents])
         if not self._flagged(result, proposals):
             return replace(result, spans=(), edited=passage, tagged=passage)
         spans: list[HallucinationSpan] = []

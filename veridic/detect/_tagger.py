@@ -16,6 +16,7 @@ reaches the threshold fitted on held-back training rows (stored beside the weigh
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -101,11 +102,22 @@ def claim_pieces(claim: str, *, count_tokens: Callable[[str], int], max_tokens: 
     return pieces
 
 
-def spans_from_probs(text: str, char_probs: np.ndarray, *, threshold: float) -> list[TaggedSpan]:
+def spans_from_probs(text: str, char_probs: np.ndarray, *, threshold: float, breaks: Sequence[int] = ()) -> list[TaggedSpan]:
     """Maximal runs of words whose probability reaches ``threshold`` (a word's: the max over its characters);
-    punctuation between two marked words joins them, a marked run never starts or ends on punctuation."""
+    punctuation between two marked words joins them, a marked run never starts or ends on punctuation.
+
+    ``breaks``: character offsets no run may cross (sentence starts), so that a span deleted with its sentence
+    never takes a piece of the next one along.
+    """
     words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
     marked = [bool(char_probs[a:b].max() >= threshold) if b > a else False for a, b in words]
+    cut = sorted(set(breaks))
+
+    def joins(k: int) -> bool:  # may a run go on from word k to word k + 1?
+        lo, hi = words[k][1], words[k + 1][0]
+        at = bisect.bisect_left(cut, lo)
+        return not (at < len(cut) and cut[at] <= hi)
+
     out: list[TaggedSpan] = []
     i = 0
     while i < len(words):
@@ -113,7 +125,8 @@ def spans_from_probs(text: str, char_probs: np.ndarray, *, threshold: float) -> 
             i += 1
             continue
         j = i
-        while j + 1 < len(words) and (marked[j + 1] or (not text[words[j + 1][0]].isalnum() and j + 2 < len(words) and marked[j + 2])):
+        while j + 1 < len(words) and joins(j) and (marked[j + 1] or (not text[words[j + 1][0]].isalnum() and j + 2 < len(words)
+                                                                     and joins(j + 1) and marked[j + 2])):
             j += 1
         while j > i and not text[words[j][0]].isalnum():
             j -= 1
