@@ -96,6 +96,30 @@ def test_flag_threshold_is_checked(rules):
     assert TaggedDetector(detector=rules, tagger=MarkTagger([])).flag_threshold == 0.9  # the tagger's fitted one
 
 
+def test_without_overrule_a_sure_proposal_in_an_entailed_sentence_is_dropped(rules):
+    claim = "The antenna cost 33 million euros."
+    assert [s.text for s in run(rules, claim, [("33 million", 0.95)]).spans] == ["33 million"]  # the tagger overrules
+    assert run(rules, claim, [("33 million", 0.95)], overrule=False).spans == ()
+
+
+def test_spans_per_sentence_keeps_the_highest_scoring_proposals_of_each_sentence(rules):
+    claim = "The antenna was painted blue and green. It has a small museum."
+    marks = [("blue", 0.95), ("green", 0.97), ("museum", 0.93)]
+    assert [s.text for s in run(rules, claim, marks).spans] == ["blue", "green", "museum"]
+    assert [s.text for s in run(rules, claim, marks, spans_per_sentence=1).spans] == ["green", "museum"]
+
+
+def test_word_threshold_sets_which_words_are_marked_and_is_checked(rules):
+    claim = "The antenna was painted blue and green."
+    marks = [("blue", 0.95), ("green", 0.92)]
+    assert [s.text for s in run(rules, claim, marks).spans] == ["blue", "green"]  # the tagger's threshold, 0.5
+    assert [s.text for s in run(rules, claim, marks, word_threshold=0.93).spans] == ["blue"]
+    with pytest.raises(ConfigError, match="word_threshold"):
+        TaggedDetector(detector=rules, tagger=MarkTagger([]), word_threshold=1.0)
+    with pytest.raises(ConfigError, match="spans_per_sentence"):
+        TaggedDetector(detector=rules, tagger=MarkTagger([]), spans_per_sentence=0)
+
+
 def test_sentence_types():
     assert sentence_type(has_name=True, name_in_evidence=True, contradicted=False) == "entity"
     assert sentence_type(has_name=False, name_in_evidence=False, contradicted=True) == "contradictory"
@@ -176,3 +200,28 @@ def test_a_proposal_running_over_a_sentence_end_becomes_one_span_per_sentence_an
     assert "Renzo Piano" in [s.text for s in r.spans]
     audit = audit_edits(detector=det, evidences=[SOURCE], results=[r])
     assert audit["deletions"] and audit["passing"] == audit["edits"], audit["failed"]
+
+
+def test_a_tagger_folder_stores_the_pipeline_settings_that_load_detector_applies(tmp_path):
+    import json
+    import shutil
+
+    pytest.importorskip("torch")
+    from veridic.detect import EMBEDDED_TAGGER_NAME
+    from veridic.detect._load import load_detector
+    from veridic.detect._tagger import resolve_tagger_path
+
+    folder = tmp_path / "tagger"
+    shutil.copytree(resolve_tagger_path(EMBEDDED_TAGGER_NAME), folder)
+    meta = json.loads((folder / "tagger.json").read_text())
+    shipped = load_detector(backend="dummy", tagger=folder)
+    assert (shipped.overrule, shipped.spans_per_sentence, shipped.word_threshold) == (True, None, meta["threshold"])
+    meta["pipeline"] = {"overrule": False, "spans_per_sentence": 1, "word_threshold": 0.4}
+    (folder / "tagger.json").write_text(json.dumps(meta))
+    det = load_detector(backend="dummy", tagger=folder)
+    assert (det.overrule, det.spans_per_sentence, det.word_threshold, det.flag_threshold) == (False, 1, 0.4, meta["flag_threshold"])
+    assert load_detector(backend="dummy", tagger=folder, flag_threshold=0.7).flag_threshold == 0.7  # the argument wins
+    meta["pipeline"] = {"spans_per_sentense": 1}
+    (folder / "tagger.json").write_text(json.dumps(meta))
+    with pytest.raises(ConfigError, match="spans_per_sentense"):
+        load_detector(backend="dummy", tagger=folder)

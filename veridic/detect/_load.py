@@ -86,5 +86,8 @@ def load_detector(*, config: Any = None, model: str | None = None, backend: str 
     from veridic.detect._pipeline import TaggedDetector
     from veridic.detect._tagger import SpanTagger
 
-    return TaggedDetector(detector=detector, tagger=tagger if isinstance(tagger, SpanTagger) else SpanTagger(tagger),
-                          flag_threshold=flag_threshold)
+    st = tagger if isinstance(tagger, SpanTagger) else SpanTagger(tagger)
+    settings = TaggedDetector.stored_settings(st)
+    if flag_threshold is not None:
+        settings["flag_threshold"] = flag_threshold
+    return TaggedDetector(detector=detector, tagger=st, **settings)

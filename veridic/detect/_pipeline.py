@@ -41,11 +41,13 @@ from veridic.detect._tags import to_tagged
 from veridic.detect._taxonomy import TAXONOMY
 from veridic.errors import ConfigError
 
-__all__ = ["EVIDENCED_RULES", "TaggedDetector", "sentence_type"]
+__all__ = ["EVIDENCED_RULES", "PIPELINE_SETTINGS", "TaggedDetector", "sentence_type"]
 
 #: Rule spans backed by an aligned piece of evidence (kept without a tagger mark); the others (``nli-*``,
 #: ``unknown-entity``, deletion and coverage spans) only say a sentence is doubted, which the tagger says better.
 EVIDENCED_RULES = ("entity-mismatch", "structure-", "relation-", "polarity-clash", "subjective-")
+#: The confirmation settings a tagger folder may store for the pipeline (:meth:`TaggedDetector.stored_settings`).
+PIPELINE_SETTINGS = ("flag_threshold", "word_threshold", "overrule", "spans_per_sentence")
 _VALUE_LABELS = frozenset({"CARDINAL", "MONEY", "PERCENT", "QUANTITY", "DATE", "TIME", "ORDINAL"})
 
 
@@ -68,17 +70,43 @@ class TaggedDetector:
     :class:`veridic.detect._tagger.SpanTagger`; ``flag_threshold``: the span score that confirms a proposal and
     flags a passage on its own (default: the tagger's fitted ``flag_threshold``, else 0.9). The interface is the
     detector's (``detect``, ``detect_many``), so every benchmark and entry point runs either.
+
+    How proposals are confirmed (the defaults are the shipped pipeline's): ``word_threshold``, the probability that
+    marks a word (default: the tagger's fitted τ); ``overrule``, whether a proposal reaching ``flag_threshold``
+    stands in a sentence the judge entails; ``spans_per_sentence``, how many confirmed proposals a sentence keeps,
+    the highest-scoring first (``None``: all).
     """
 
-    def __init__(self, *, detector: Any, tagger: Any, flag_threshold: float | None = None):
+    def __init__(self, *, detector: Any, tagger: Any, flag_threshold: float | None = None, word_threshold: float | None = None,
+                 overrule: bool = True, spans_per_sentence: int | None = None):
         if flag_threshold is None:
             flag_threshold = float(getattr(tagger, "meta", {}).get("flag_threshold", 0.9))
         if not 0.0 < flag_threshold <= 1.0:
             raise ConfigError(f"flag_threshold must lie in (0, 1]; got {flag_threshold}.")
+        if word_threshold is None:
+            word_threshold = float(tagger.threshold)
+        if not 0.0 < word_threshold < 1.0:
+            raise ConfigError(f"word_threshold must lie in (0, 1); got {word_threshold}.")
+        if spans_per_sentence is not None and spans_per_sentence < 1:
+            raise ConfigError(f"spans_per_sentence must be a positive number or None (all); got {spans_per_sentence}.")
         self.detector = detector
         self.tagger = tagger
         self.flag_threshold = flag_threshold
+        self.word_threshold = word_threshold
+        self.overrule = overrule
+        self.spans_per_sentence = spans_per_sentence
         self.judge = detector.scorer
+
+    @staticmethod
+    def stored_settings(tagger: Any) -> dict[str, Any]:
+        """The confirmation settings a tagger folder stores for the pipeline (``tagger.json``'s ``"pipeline"``
+        block, written when a registered selection changes them); empty when it stores none."""
+        block = dict(getattr(tagger, "meta", {}).get("pipeline") or {})
+        unknown = sorted(set(block) - set(PIPELINE_SETTINGS))
+        if unknown:
+            raise ConfigError(f"The tagger's pipeline settings name {unknown}; expected only {list(PIPELINE_SETTINGS)}. "
+                              "Fix the \"pipeline\" block of its tagger.json.")
+        return block
 
     # The rule detector's parts, read through the pipeline as through the detector it wraps.
     @property
@@ -99,7 +127,8 @@ class TaggedDetector:
 
     def describe(self) -> dict[str, Any]:
         return {"pipeline": "veridic.detect.tagged-v1", "detector": self.detector.describe(), "tagger": self.tagger.describe(),
-                "flag_threshold": self.flag_threshold}
+                "flag_threshold": self.flag_threshold, "word_threshold": self.word_threshold, "overrule": self.overrule,
+                "spans_per_sentence": self.spans_per_sentence}
 
     def detect(self, *, passage: str, evidence: str | None = None, query: str | None = None) -> DetectionResult:
         return self.detect_many(passages=[passage], evidences=None if evidence is None else [evidence],
@@ -134,15 +163,13 @@ class TaggedDetector:
 
     def _merge(self, result: DetectionResult, char_probs: np.ndarray, *, doc: Any, evidence_doc: Any) -> DetectionResult:
         passage = result.passage
-        proposals = spans_from_probs(passage, char_probs, threshold=self.tagger.threshold, breaks=[s.start_char for s in doc.sents])
+        proposals = spans_from_probs(passage, char_probs, threshold=self.word_threshold, breaks=[s.start_char for s in doc.sents])
         if not self._flagged(result, proposals):
             return replace(result, spans=(), edited=passage, tagged=passage)
         spans: list[HallucinationSpan] = []
         used: set[int] = set()
-        for t in proposals:
+        for t in self._confirmed(result, proposals):
             sv = next((s for s in result.sentences if s.span.start <= t.start < s.span.end), None)
-            if sv is not None and entailed(sv.e, sv.n, sv.c) and t.score < self.flag_threshold:
-                continue  # the judge entails its sentence and the tagger is not sure enough to overrule it
             rules = sorted(((k, r) for k, r in enumerate(result.spans) if _overlap((t.start, t.end), (r.start, r.end))),
                            key=lambda kr: -_overlap((t.start, t.end), (kr[1].start, kr[1].end)))
             if rules:
@@ -158,6 +185,19 @@ class TaggedDetector:
         spans = non_overlapping(spans, key=lambda s: (-(s.confidence or 0.0), s.start, s.end))
         return replace(result, spans=tuple(spans), edited=apply_edits(passage=passage, spans=spans),
                        tagged=to_tagged(passage=passage, spans=spans))
+
+    def _confirmed(self, result: DetectionResult, proposals: Sequence[TaggedSpan]) -> list[TaggedSpan]:
+        """The proposals that stand: in a sentence the judge does not entail, or sure enough to overrule it; at most
+        ``spans_per_sentence`` per sentence, the highest-scoring, in passage order."""
+        kept: dict[int, list[TaggedSpan]] = {}
+        for t in proposals:
+            k = next((i for i, s in enumerate(result.sentences) if s.span.start <= t.start < s.span.end), -1)
+            sv = result.sentences[k] if k >= 0 else None
+            if sv is not None and entailed(sv.e, sv.n, sv.c) and not (self.overrule and t.score >= self.flag_threshold):
+                continue  # the judge entails its sentence and the tagger may not (or is not sure enough to) overrule it
+            kept.setdefault(k, []).append(t)
+        out = [t for group in kept.values() for t in sorted(group, key=lambda t: -t.score)[:self.spans_per_sentence]]
+        return sorted(out, key=lambda t: t.start)
 
     def _type(self, doc: Any, evidence_doc: Any, t: TaggedSpan, sv: Any) -> str:
         ents = [e for e in doc.ents if e.start_char < t.end and e.end_char > t.start]

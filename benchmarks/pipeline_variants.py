@@ -1,0 +1,115 @@
+"""How the detector's pipeline confirms tagger spans: every registered variant on development data, and the one the
+registered rule selects (docs/preregistration/span-tagger.md, "Pipeline v3").
+
+    python benchmarks/pipeline_variants.py -o runs/pipeline-v3      # about 15 minutes on 2 cores
+
+Development data only, none of it an evaluation row: WiCE dev (token F1 of non-supported tokens), the 88 EntFA train
+rows the tagger held back for its thresholds (character span F1) and the detector's contrast suite (correct
+passages left alone, entity and relation F1, the edit audit). The rule detector, its judge and the tagger run once
+per passage; each variant only re-merges their outputs (``TaggedDetector``'s confirmation knobs), so the grid costs
+little more than one pipeline run. Writes ``OUT/variants.json`` (every variant's figures and the selection).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+#: The registered grid; the first entry of each list is the shipped pipeline's setting (v2), None = the tagger's own.
+GRID = {"word_threshold": [None, 0.40, 0.55], "flag_threshold": [None, 0.80, 0.95], "overrule": [True, False],
+        "spans_per_sentence": [None, 1]}
+
+
+class _Memo:
+    """Forwards to ``inner``, remembering ``method``'s result per argument values (the grid repeats every call)."""
+
+    def __init__(self, inner: Any, method: str):
+        self._inner, self._method, self._seen = inner, method, {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name != self._method:
+            return getattr(self._inner, name)
+
+        def call(**kw: Any) -> Any:
+            key = tuple(sorted((k, tuple(v) if isinstance(v, list | tuple) else v) for k, v in kw.items() if k != "progress"))
+            if key not in self._seen:
+                self._seen[key] = getattr(self._inner, name)(**kw)
+            return self._seen[key]
+
+        return call
+
+
+def _held_back_entfa(data: str) -> list[Any]:
+    from veridic.detect._spans import load_span_rows
+    from veridic.detect._tagger_train import held_back
+
+    return [r for r in load_span_rows(dataset="entfa_xsum", split="train", data_dir=data) if held_back(r.id, 0.2)]
+
+
+def measure(pipe: Any, *, wice: list[dict], entfa: list[Any], suite: list[Any]) -> dict[str, Any]:
+    from veridic.detect._benchmark import run_suite_benchmark, wice_span_f1
+    from veridic.detect._spans import span_prf
+
+    w = wice_span_f1(detector=pipe, rows=wice, n_boot=0)
+    res = pipe.detect_many(passages=[r.claim for r in entfa], evidences=[r.source for r in entfa])
+    e = span_prf(entfa, [[(s.start, s.end) for s in r.spans] for r in res])
+    s = run_suite_benchmark(detector=pipe, examples=suite, n_boot=0)
+    return {"wice_dev_f1": w["f1"], "entfa_held_back_f1": e["f1"], "suite_left_alone": 1 - s["false_flags"]["rate"],
+            "suite_entity_f1": s["per_type"]["entity"]["f1"], "suite_relation_f1": s["per_type"]["relation"]["f1"],
+            "suite_edits_passing": s["edit_audit"]["passing"], "suite_edits": s["edit_audit"]["edits"]}
+
+
+def select(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The registered rule: the highest mean of WiCE dev F1, EntFA held-back F1 and suite left-alone among the
+    variants whose every suite edit passes the audit; ties go to the earlier variant in grid order (closer to v2)."""
+    ok = [r for r in rows if r["figures"]["suite_edits_passing"] == r["figures"]["suite_edits"]] or rows
+    return max(ok, key=lambda r: (round(r["objective"], 6), -rows.index(r)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", type=Path, required=True)
+    ap.add_argument("--data", default=os.environ.get("VERIDIC_DATA", "../shared/data"))
+    args = ap.parse_args(argv)
+    from tqdm import tqdm
+
+    from veridic.detect._benchmark import load_contrast_suite, load_wice_spans
+    from veridic.detect._load import load_detector
+    from veridic.detect._pipeline import TaggedDetector
+
+    shipped = load_detector()
+    rules, tagger = _Memo(shipped.detector, "detect_parsed"), _Memo(shipped.tagger, "char_probabilities")
+    wice = load_wice_spans(Path(args.data) / "spans" / "wice_non_supported_tokens" / "dev.jsonl")
+    entfa, suite = _held_back_entfa(f"{args.data}/spans"), load_contrast_suite()
+    print(f"WiCE dev {len(wice)} claims, EntFA held-back {len(entfa)} rows, suite {len(suite)} passages", file=sys.stderr)
+    rows = []
+    for values in tqdm(list(itertools.product(*GRID.values())), desc="variants", unit="variant"):
+        knobs = dict(zip(GRID, values))
+        pipe = TaggedDetector(detector=rules, tagger=tagger, **knobs)
+        fig = measure(pipe, wice=wice, entfa=entfa, suite=suite)
+        obj = (fig["wice_dev_f1"] + fig["entfa_held_back_f1"] + fig["suite_left_alone"]) / 3
+        rows.append({"knobs": {**knobs, "word_threshold": pipe.word_threshold, "flag_threshold": pipe.flag_threshold},
+                     "figures": fig, "objective": obj})
+    chosen = select(rows)
+    args.out.mkdir(parents=True, exist_ok=True)
+    tmp = args.out / "variants.json.tmp"
+    tmp.write_text(json.dumps({"grid": GRID, "variants": rows, "selected": chosen, "shipped": rows[0]}, indent=1) + "\n")
+    tmp.replace(args.out / "variants.json")
+    print("| τ | flag | overrule | per sentence | WiCE dev | EntFA held-back | suite left alone | entity / relation | edits | mean |")
+    print("|---:|---:|---|---:|---:|---:|---:|---|---:|---:|")
+    for r in rows:
+        k, f = r["knobs"], r["figures"]
+        mark = " **selected**" if r is chosen else ""
+        print(f"| {k['word_threshold']:.2f} | {k['flag_threshold']:.2f} | {k['overrule']} | {k['spans_per_sentence'] or 'all'} | "
+              f"{f['wice_dev_f1']:.3f} | {f['entfa_held_back_f1']:.3f} | {f['suite_left_alone']:.3f} | "
+              f"{f['suite_entity_f1']:.3f} / {f['suite_relation_f1']:.3f} | {f['suite_edits_passing']}/{f['suite_edits']} | {r['objective']:.3f}{mark} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

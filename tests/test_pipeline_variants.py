@@ -1,0 +1,44 @@
+"""The pipeline-variant selection (benchmarks/pipeline_variants.py): its registered rule and its call memo."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from pipeline_variants import GRID, _Memo, select  # noqa: E402
+
+
+def variant(obj: float, passing: int, edits: int = 10) -> dict:
+    return {"objective": obj, "figures": {"suite_edits_passing": passing, "suite_edits": edits}}
+
+
+def test_the_rule_takes_the_best_mean_among_variants_whose_edits_all_pass_and_ties_go_to_the_first():
+    rows = [variant(0.50, 10), variant(0.70, 9), variant(0.60, 10), variant(0.60, 10)]
+    assert select(rows) is rows[2]  # 0.70 fails the audit; of the two 0.60, the earlier
+    only_failing = [variant(0.4, 8), variant(0.5, 9)]
+    assert select(only_failing) is only_failing[1]  # none passes: the best of all, never nothing
+
+
+def test_the_grid_starts_at_the_shipped_settings():
+    assert [v[0] for v in GRID.values()] == [None, None, True, None]
+
+
+class Counter:
+    threshold = 0.25
+
+    def __init__(self):
+        self.calls = 0
+
+    def char_probabilities(self, *, sources, claims):
+        self.calls += 1
+        return [len(c) for c in claims]
+
+
+def test_the_memo_runs_each_distinct_call_once_and_forwards_the_rest():
+    inner = Counter()
+    m = _Memo(inner, "char_probabilities")
+    assert m.char_probabilities(sources=["s"], claims=["ab"]) == [2]
+    assert m.char_probabilities(sources=["s"], claims=["ab"]) == [2] and inner.calls == 1
+    assert m.char_probabilities(sources=["s"], claims=["abc"]) == [3] and inner.calls == 2
+    assert m.threshold == 0.25
