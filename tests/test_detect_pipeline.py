@@ -214,8 +214,10 @@ def test_a_tagger_folder_stores_the_pipeline_settings_that_load_detector_applies
     folder = tmp_path / "tagger"
     shutil.copytree(resolve_tagger_path(EMBEDDED_TAGGER_NAME), folder)
     meta = json.loads((folder / "tagger.json").read_text())
-    shipped = load_detector(backend="dummy", tagger=folder)
-    assert (shipped.overrule, shipped.spans_per_sentence, shipped.word_threshold) == (True, None, meta["threshold"])
+    meta.pop("pipeline", None)
+    (folder / "tagger.json").write_text(json.dumps(meta))
+    plain = load_detector(backend="dummy", tagger=folder)  # no stored settings: the constructor's defaults
+    assert (plain.overrule, plain.spans_per_sentence, plain.word_threshold) == (True, None, meta["threshold"])
     meta["pipeline"] = {"overrule": False, "spans_per_sentence": 1, "word_threshold": 0.4}
     (folder / "tagger.json").write_text(json.dumps(meta))
     det = load_detector(backend="dummy", tagger=folder)
