@@ -168,8 +168,7 @@ class TaggedDetector:
             return replace(result, spans=(), edited=passage, tagged=passage)
         spans: list[HallucinationSpan] = []
         used: set[int] = set()
-        for t in self._confirmed(result, proposals):
-            sv = next((s for s in result.sentences if s.span.start <= t.start < s.span.end), None)
+        for t, sv in self._confirmed(result, proposals):
             rules = sorted(((k, r) for k, r in enumerate(result.spans) if _overlap((t.start, t.end), (r.start, r.end))),
                            key=lambda kr: -_overlap((t.start, t.end), (kr[1].start, kr[1].end)))
             if rules:
@@ -186,18 +185,19 @@ class TaggedDetector:
         return replace(result, spans=tuple(spans), edited=apply_edits(passage=passage, spans=spans),
                        tagged=to_tagged(passage=passage, spans=spans))
 
-    def _confirmed(self, result: DetectionResult, proposals: Sequence[TaggedSpan]) -> list[TaggedSpan]:
-        """The proposals that stand: in a sentence the judge does not entail, or sure enough to overrule it; at most
-        ``spans_per_sentence`` per sentence, the highest-scoring, in passage order."""
-        kept: dict[int, list[TaggedSpan]] = {}
+    def _confirmed(self, result: DetectionResult, proposals: Sequence[TaggedSpan]) -> list[tuple[TaggedSpan, Any]]:
+        """The proposals that stand, each with its sentence's verdict (None outside every judged sentence): in a
+        sentence the judge does not entail, or sure enough to overrule it; at most ``spans_per_sentence`` per
+        sentence, the highest-scoring, in passage order."""
+        kept: dict[int, list[tuple[TaggedSpan, Any]]] = {}
         for t in proposals:
             k = next((i for i, s in enumerate(result.sentences) if s.span.start <= t.start < s.span.end), -1)
             sv = result.sentences[k] if k >= 0 else None
             if sv is not None and entailed(sv.e, sv.n, sv.c) and not (self.overrule and t.score >= self.flag_threshold):
                 continue  # the judge entails its sentence and the tagger may not (or is not sure enough to) overrule it
-            kept.setdefault(k, []).append(t)
-        out = [t for group in kept.values() for t in sorted(group, key=lambda t: -t.score)[:self.spans_per_sentence]]
-        return sorted(out, key=lambda t: t.start)
+            kept.setdefault(k, []).append((t, sv))
+        out = [p for group in kept.values() for p in sorted(group, key=lambda p: -p[0].score)[:self.spans_per_sentence]]
+        return sorted(out, key=lambda p: p[0].start)
 
     def _type(self, doc: Any, evidence_doc: Any, t: TaggedSpan, sv: Any) -> str:
         ents = [e for e in doc.ents if e.start_char < t.end and e.end_char > t.start]
