@@ -1,7 +1,7 @@
 """How the detector's pipeline confirms tagger spans: every registered variant on development data, and the one the
 registered rule selects (docs/preregistration/span-tagger.md, "Pipeline v3").
 
-    python benchmarks/pipeline_variants.py -o runs/pipeline-v3      # about 15 minutes on 2 cores
+    python benchmarks/pipeline_variants.py -o runs/pipeline-v3      # about 10 minutes on 2 cores
 
 Development data only, none of it an evaluation row: WiCE dev (token F1 of non-supported tokens), the 88 EntFA train
 rows the tagger held back for its thresholds (character span F1) and the detector's contrast suite (correct
@@ -44,11 +44,12 @@ class _Memo:
         return call
 
 
-def _held_back_entfa(data: str) -> list[Any]:
+def _held_back_entfa(data: str, *, fraction: float) -> list[Any]:
+    """The EntFA train rows a tagger trained with ``held_back_fraction = fraction`` kept out of its training."""
     from veridic.detect._spans import load_span_rows
     from veridic.detect._tagger_train import held_back
 
-    return [r for r in load_span_rows(dataset="entfa_xsum", split="train", data_dir=data) if held_back(r.id, 0.2)]
+    return [r for r in load_span_rows(dataset="entfa_xsum", split="train", data_dir=data) if held_back(r.id, fraction)]
 
 
 def measure(pipe: Any, *, wice: list[dict], entfa: list[Any], suite: list[Any]) -> dict[str, Any]:
@@ -85,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     shipped = load_detector()
     rules, tagger = _Memo(shipped.detector, "detect_parsed"), _Memo(shipped.tagger, "char_probabilities")
     wice = load_wice_spans(Path(args.data) / "spans" / "wice_non_supported_tokens" / "dev.jsonl")
-    entfa, suite = _held_back_entfa(f"{args.data}/spans"), load_contrast_suite()
+    entfa = _held_back_entfa(f"{args.data}/spans", fraction=shipped.tagger.meta["config"]["held_back_fraction"])
+    suite = load_contrast_suite()
     print(f"WiCE dev {len(wice)} claims, EntFA held-back {len(entfa)} rows, suite {len(suite)} passages", file=sys.stderr)
     rows = []
     for values in tqdm(list(itertools.product(*GRID.values())), desc="variants", unit="variant"):
