@@ -1,7 +1,8 @@
 """How the detector's pipeline confirms tagger spans: every registered variant on development data, and the one the
-registered rule selects (docs/preregistration/span-tagger.md, "Pipeline v3").
+registered rule selects (docs/preregistration/span-tagger.md, "Pipeline v3" and "Pipeline v4").
 
-    python benchmarks/pipeline_variants.py -o runs/pipeline-v3      # about 10 minutes on 2 cores
+    python benchmarks/pipeline_variants.py --grid v4 -o runs/pipeline-v4   # about 10 minutes on 2 cores
+    python benchmarks/pipeline_variants.py --grid v3 -o runs/pipeline-v3
 
 Development data only, none of it an evaluation row: WiCE dev (token F1 of non-supported tokens), the 88 EntFA train
 rows the tagger held back for its thresholds (character span F1) and the detector's contrast suite (correct
@@ -20,9 +21,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-#: The registered grid; the first entry of each list is the shipped pipeline's setting (v2), None = the tagger's own.
-GRID = {"word_threshold": [None, 0.40, 0.55], "flag_threshold": [None, 0.80, 0.95], "overrule": [True, False],
-        "spans_per_sentence": [None, 1]}
+#: The registered grids; the first entry of each list is the shipped pipeline's setting, None = the tagger's own.
+#: v3: how proposals are confirmed; v4: proposals of function words alone, and sentences an evidence-backed fix repairs.
+GRIDS: dict[str, dict[str, list[Any]]] = {
+    "v3": {"word_threshold": [None, 0.40, 0.55], "flag_threshold": [None, 0.80, 0.95], "overrule": [True, False],
+           "spans_per_sentence": [None, 1]},
+    "v4": {"content_words": [False, True], "fixes_explain": [False, True]},
+}
 
 
 class _Memo:
@@ -75,6 +80,7 @@ def select(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", type=Path, required=True)
+    ap.add_argument("--grid", choices=sorted(GRIDS), default="v4", help="which registered grid to run (default: v4)")
     ap.add_argument("--data", default=os.environ.get("VERIDIC_DATA", "../shared/data"))
     args = ap.parse_args(argv)
     from tqdm import tqdm
@@ -89,28 +95,39 @@ def main(argv: list[str] | None = None) -> int:
     entfa = _held_back_entfa(f"{args.data}/spans", fraction=shipped.tagger.meta["config"]["held_back_fraction"])
     suite = load_contrast_suite()
     print(f"WiCE dev {len(wice)} claims, EntFA held-back {len(entfa)} rows, suite {len(suite)} passages", file=sys.stderr)
+    grid = GRIDS[args.grid]
     rows = []
-    for values in tqdm(list(itertools.product(*GRID.values())), desc="variants", unit="variant"):
-        knobs = dict(zip(GRID, values))
-        pipe = TaggedDetector(detector=rules, tagger=tagger, **knobs)
+    for values in tqdm(list(itertools.product(*grid.values())), desc="variants", unit="variant"):
+        knobs = dict(zip(grid, values))
+        # Knobs outside the grid keep the shipped tagger's stored settings (none stored: the constructor's defaults).
+        pipe = TaggedDetector(detector=rules, tagger=tagger, **{**TaggedDetector.stored_settings(shipped.tagger), **knobs})
         fig = measure(pipe, wice=wice, entfa=entfa, suite=suite)
         obj = (fig["wice_dev_f1"] + fig["entfa_held_back_f1"] + fig["suite_left_alone"]) / 3
-        rows.append({"knobs": {**knobs, "word_threshold": pipe.word_threshold, "flag_threshold": pipe.flag_threshold},
-                     "figures": fig, "objective": obj})
+        rows.append({"knobs": {k: v for k, v in pipe.describe().items() if k in _KNOBS}, "figures": fig, "objective": obj})
     chosen = select(rows)
     args.out.mkdir(parents=True, exist_ok=True)
     tmp = args.out / "variants.json.tmp"
-    tmp.write_text(json.dumps({"grid": GRID, "variants": rows, "selected": chosen, "shipped": rows[0]}, indent=1) + "\n")
+    tmp.write_text(json.dumps({"grid_name": args.grid, "grid": grid, "variants": rows, "selected": chosen, "shipped": rows[0]}, indent=1) + "\n")
     tmp.replace(args.out / "variants.json")
-    print("| τ | flag | overrule | per sentence | WiCE dev | EntFA held-back | suite left alone | entity / relation | edits | mean |")
-    print("|---:|---:|---|---:|---:|---:|---:|---|---:|---:|")
+    print(_table(rows, chosen))
+    return 0
+
+
+_KNOBS = ("word_threshold", "flag_threshold", "overrule", "spans_per_sentence", "content_words", "fixes_explain")
+
+
+def _table(rows: list[dict[str, Any]], chosen: dict[str, Any]) -> str:
+    """Every variant's knobs and figures as a Markdown table, the selected one marked."""
+    lines = ["| τ | flag | overrule | per sentence | content words | fixes explain | WiCE dev | EntFA held-back | "
+             "suite left alone | entity / relation | edits | mean |",
+             "|---:|---:|---|---:|---|---|---:|---:|---:|---|---:|---:|"]
     for r in rows:
         k, f = r["knobs"], r["figures"]
         mark = " **selected**" if r is chosen else ""
-        print(f"| {k['word_threshold']:.2f} | {k['flag_threshold']:.2f} | {k['overrule']} | {k['spans_per_sentence'] or 'all'} | "
-              f"{f['wice_dev_f1']:.3f} | {f['entfa_held_back_f1']:.3f} | {f['suite_left_alone']:.3f} | "
+        lines.append(f"| {k['word_threshold']:.2f} | {k['flag_threshold']:.2f} | {k['overrule']} | {k['spans_per_sentence'] or 'all'} | "
+              f"{k.get('content_words', False)} | {k.get('fixes_explain', False)} | {f['wice_dev_f1']:.3f} | {f['entfa_held_back_f1']:.3f} | {f['suite_left_alone']:.3f} | "
               f"{f['suite_entity_f1']:.3f} / {f['suite_relation_f1']:.3f} | {f['suite_edits_passing']}/{f['suite_edits']} | {r['objective']:.3f}{mark} |")
-    return 0
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -120,6 +120,35 @@ def test_word_threshold_sets_which_words_are_marked_and_is_checked(rules):
         TaggedDetector(detector=rules, tagger=MarkTagger([]), spans_per_sentence=0)
 
 
+def test_content_words_drops_proposals_made_only_of_function_words_but_keeps_a_negation(rules):
+    claim = "The antenna was built by Boeing."
+    marks = [("The", 0.95), ("was", 0.95), ("Boeing", 0.95)]
+    assert [s.text for s in run(rules, claim, marks).spans] == ["The", "was", "Boeing"]
+    assert [s.text for s in run(rules, claim, marks, content_words=True).spans] == ["Boeing"]
+    negated = run(rules, "The antenna was not built by Thales.", [("not", 0.95)], content_words=True)
+    assert [s.text for s in negated.spans] == ["not"]
+    # Function words alone no longer flag the passage either.
+    assert run(rules, "The antenna cost 33 million euros.", [("The", 0.95)], content_words=True).spans == ()
+
+
+def test_fixes_explain_keeps_the_evidence_backed_fix_instead_of_deleting_its_sentence(rules):
+    claim = "The antenna cost about 45 million euros."
+    marks = [("45 million", 0.95), ("antenna", 0.95)]
+    plain = run(rules, claim, marks)
+    assert "antenna" in [s.text for s in plain.spans] and plain.edited == ""  # the proposal deletes the repaired sentence
+    fixed = run(rules, claim, marks, fixes_explain=True)
+    assert [(s.type, s.suggestion) for s in fixed.spans] == [("entity", "33")]
+    assert fixed.edited == "The antenna cost 33 million euros."
+
+
+def test_fixes_explain_leaves_a_sentence_the_fix_does_not_repair(rules):
+    # The fix makes the number right, but the builder is still one the evidence never names: the proposal stays.
+    claim = "The antenna cost about 45 million euros and was built by Boeing."
+    marks = [("45 million", 0.95), ("Boeing", 0.95)]
+    texts = [s.text for s in run(rules, claim, marks, fixes_explain=True).spans]
+    assert "Boeing" in texts
+
+
 def test_sentence_types():
     assert sentence_type(has_name=True, name_in_evidence=True, contradicted=False) == "entity"
     assert sentence_type(has_name=False, name_in_evidence=False, contradicted=True) == "contradictory"
@@ -218,10 +247,12 @@ def test_a_tagger_folder_stores_the_pipeline_settings_that_load_detector_applies
     (folder / "tagger.json").write_text(json.dumps(meta))
     plain = load_detector(backend="dummy", tagger=folder)  # no stored settings: the constructor's defaults
     assert (plain.overrule, plain.spans_per_sentence, plain.word_threshold) == (True, None, meta["threshold"])
-    meta["pipeline"] = {"overrule": False, "spans_per_sentence": 1, "word_threshold": 0.4}
+    assert (plain.content_words, plain.fixes_explain) == (False, False)
+    meta["pipeline"] = {"overrule": False, "spans_per_sentence": 1, "word_threshold": 0.4, "content_words": True, "fixes_explain": True}
     (folder / "tagger.json").write_text(json.dumps(meta))
     det = load_detector(backend="dummy", tagger=folder)
     assert (det.overrule, det.spans_per_sentence, det.word_threshold, det.flag_threshold) == (False, 1, 0.4, meta["flag_threshold"])
+    assert (det.content_words, det.fixes_explain) == (True, True)
     assert load_detector(backend="dummy", tagger=folder, flag_threshold=0.7).flag_threshold == 0.7  # the argument wins
     meta["pipeline"] = {"spans_per_sentense": 1}
     (folder / "tagger.json").write_text(json.dumps(meta))

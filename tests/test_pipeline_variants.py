@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from pipeline_variants import GRID, _Memo, select  # noqa: E402
+from pipeline_variants import GRIDS, _Memo, _table, select  # noqa: E402
 
 
 def variant(obj: float, passing: int, edits: int = 10) -> dict:
@@ -20,8 +20,19 @@ def test_the_rule_takes_the_best_mean_among_variants_whose_edits_all_pass_and_ti
     assert select(only_failing) is only_failing[1]  # none passes: the best of all, never nothing
 
 
-def test_the_grid_starts_at_the_shipped_settings():
-    assert [v[0] for v in GRID.values()] == [None, None, True, None]
+def test_every_grid_starts_at_the_shipped_settings():
+    assert [v[0] for v in GRIDS["v3"].values()] == [None, None, True, None]
+    assert [v[0] for v in GRIDS["v4"].values()] == [False, False]
+
+
+def test_the_table_shows_every_variant_and_marks_the_selected_one():
+    knobs = {"word_threshold": 0.25, "flag_threshold": 0.6, "overrule": True, "spans_per_sentence": None}
+    figures = {"wice_dev_f1": 0.4, "entfa_held_back_f1": 0.6, "suite_left_alone": 0.7, "suite_entity_f1": 0.5,
+               "suite_relation_f1": 0.75, "suite_edits_passing": 10, "suite_edits": 10}
+    rows = [{"knobs": {**knobs, "content_words": c}, "figures": figures, "objective": 0.5 + c} for c in (False, True)]
+    lines = _table(rows, rows[1]).splitlines()
+    assert len(lines) == 4 and "**selected**" in lines[3] and "**selected**" not in lines[2]
+    assert "| 0.25 | 0.60 | True | all | True | False |" in lines[3]
 
 
 class Counter:

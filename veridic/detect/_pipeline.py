@@ -47,7 +47,11 @@ __all__ = ["EVIDENCED_RULES", "PIPELINE_SETTINGS", "TaggedDetector", "sentence_t
 #: ``unknown-entity``, deletion and coverage spans) only say a sentence is doubted, which the tagger says better.
 EVIDENCED_RULES = ("entity-mismatch", "structure-", "relation-", "polarity-clash", "subjective-")
 #: The confirmation settings a tagger folder may store for the pipeline (:meth:`TaggedDetector.stored_settings`).
-PIPELINE_SETTINGS = ("flag_threshold", "word_threshold", "overrule", "spans_per_sentence")
+PIPELINE_SETTINGS = ("flag_threshold", "word_threshold", "overrule", "spans_per_sentence", "content_words", "fixes_explain")
+#: Parts of speech that carry no claim of their own: a proposal made only of these ("The", "was", "by the") marks
+#: nothing a reader could check or an edit could fix. Negations are kept (a marked "not" is a polarity error).
+FUNCTION_POS = frozenset({"DET", "ADP", "AUX", "CCONJ", "SCONJ", "PART", "PUNCT", "SPACE"})
+_NEGATIONS = frozenset({"not", "n't", "never", "no", "nor", "without"})
 _VALUE_LABELS = frozenset({"CARDINAL", "MONEY", "PERCENT", "QUANTITY", "DATE", "TIME", "ORDINAL"})
 
 
@@ -56,6 +60,13 @@ def sentence_type(*, has_name: bool, name_in_evidence: bool, contradicted: bool)
     if has_name:
         return "entity" if name_in_evidence else "invented"
     return "contradictory" if contradicted else "unverifiable"
+
+
+def has_content_word(doc: Any, start: int, end: int) -> bool:
+    """Whether the characters ``[start, end)`` of the parsed passage ``doc`` hold a word that is not a function word
+    (:data:`FUNCTION_POS`) or hold a negation; a range touching no token counts as content (nothing to judge by)."""
+    toks = [t for t in doc if t.idx < end and t.idx + len(t.text) > start]
+    return not toks or any(t.pos_ not in FUNCTION_POS or t.dep_ == "neg" or t.lower_ in _NEGATIONS for t in toks)
 
 
 def _overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
@@ -74,11 +85,15 @@ class TaggedDetector:
     How proposals are confirmed (the defaults are the shipped pipeline's): ``word_threshold``, the probability that
     marks a word (default: the tagger's fitted τ); ``overrule``, whether a proposal reaching ``flag_threshold``
     stands in a sentence the judge entails; ``spans_per_sentence``, how many confirmed proposals a sentence keeps,
-    the highest-scoring first (``None``: all).
+    the highest-scoring first (``None``: all); ``content_words``, whether a proposal made only of function words
+    (:func:`has_content_word`) is dropped before it can flag or mark anything; ``fixes_explain``, whether a sentence
+    whose evidence-backed replacements make it one the judge entails keeps those fixes alone (the tagger's other
+    proposals there, which would delete the words or the sentence the fix repairs, are dropped).
     """
 
     def __init__(self, *, detector: Any, tagger: Any, flag_threshold: float | None = None, word_threshold: float | None = None,
-                 overrule: bool = True, spans_per_sentence: int | None = None):
+                 overrule: bool = True, spans_per_sentence: int | None = None, content_words: bool = False,
+                 fixes_explain: bool = False):
         if flag_threshold is None:
             flag_threshold = float(getattr(tagger, "meta", {}).get("flag_threshold", 0.9))
         if not 0.0 < flag_threshold <= 1.0:
@@ -95,6 +110,8 @@ class TaggedDetector:
         self.word_threshold = word_threshold
         self.overrule = overrule
         self.spans_per_sentence = spans_per_sentence
+        self.content_words = bool(content_words)
+        self.fixes_explain = bool(fixes_explain)
         self.judge = detector.scorer
 
     @staticmethod
@@ -128,7 +145,8 @@ class TaggedDetector:
     def describe(self) -> dict[str, Any]:
         return {"pipeline": "veridic.detect.tagged-v1", "detector": self.detector.describe(), "tagger": self.tagger.describe(),
                 "flag_threshold": self.flag_threshold, "word_threshold": self.word_threshold, "overrule": self.overrule,
-                "spans_per_sentence": self.spans_per_sentence}
+                "spans_per_sentence": self.spans_per_sentence, "content_words": self.content_words,
+                "fixes_explain": self.fixes_explain}
 
     def detect(self, *, passage: str, evidence: str | None = None, query: str | None = None) -> DetectionResult:
         return self.detect_many(passages=[passage], evidences=None if evidence is None else [evidence],
@@ -144,6 +162,11 @@ class TaggedDetector:
         out = list(ruled)
         for i, p in zip(todo, probs):
             out[i] = self._merge(ruled[i], p, doc=pdocs[i], evidence_doc=edocs[ruled[i].evidence])
+        if self.fixes_explain:
+            explained = self._explained_by_fixes(out, todo, pdocs, checked)
+            for i, spans in explained.items():
+                out[i] = replace(out[i], spans=tuple(spans), edited=apply_edits(passage=out[i].passage, spans=spans),
+                                 tagged=to_tagged(passage=out[i].passage, spans=spans))
         # The rules checked their fixes against their own spans; the merge may add spans to a fixed sentence, so
         # each fix is checked again as the merged passage reads (sentences the merge left as they were are not re-scored).
         merged = withhold_unentailed_fixes(scorer=self.detector.scorer, passages=[r.passage for r in out], docs=pdocs,
@@ -164,6 +187,8 @@ class TaggedDetector:
     def _merge(self, result: DetectionResult, char_probs: np.ndarray, *, doc: Any, evidence_doc: Any) -> DetectionResult:
         passage = result.passage
         proposals = spans_from_probs(passage, char_probs, threshold=self.word_threshold, breaks=[s.start_char for s in doc.sents])
+        if self.content_words:
+            proposals = [t for t in proposals if has_content_word(doc, t.start, t.end)]
         if not self._flagged(result, proposals):
             return replace(result, spans=(), edited=passage, tagged=passage)
         spans: list[HallucinationSpan] = []
@@ -184,6 +209,33 @@ class TaggedDetector:
         spans = non_overlapping(spans, key=lambda s: (-(s.confidence or 0.0), s.start, s.end))
         return replace(result, spans=tuple(spans), edited=apply_edits(passage=passage, spans=spans),
                        tagged=to_tagged(passage=passage, spans=spans))
+
+    def _explained_by_fixes(self, out: Sequence[DetectionResult], todo: Sequence[int], docs: Sequence[Any],
+                            checked: dict[tuple[str, str], bool]) -> dict[int, list[HallucinationSpan]]:
+        """Per passage whose spans change: the spans without the tagger's proposals in every sentence that the
+        evidence-backed replacements alone (each applied, nothing deleted) turn into one the judge entails. The
+        verdicts go into ``checked`` (evidence, sentence) -> entailed, which the later check of the fixes reuses."""
+        jobs: list[tuple[int, tuple[int, int], str]] = []
+        for i in todo:
+            r, doc = out[i], docs[i]
+            for sent in doc.sents:
+                a, b = sent.start_char, sent.end_char
+                inside = [sp for sp in r.spans if a <= sp.start < b]
+                fixes = [sp for sp in inside if sp.suggestion is not None and sp.suggestion != sp.text]
+                if not fixes or not any(_proposed(sp) for sp in inside):
+                    continue
+                shifted = [replace(sp, start=sp.start - a, end=sp.end - a, edit_range=None) for sp in fixes if sp.end <= b]
+                jobs.append((i, (a, b), apply_edits(passage=r.passage[a:b], spans=shifted).strip()))
+        todo_pairs = list(dict.fromkeys((out[i].evidence or "", text) for i, _, text in jobs if (out[i].evidence or "", text) not in checked))
+        if todo_pairs:
+            verdicts = self.judge.score(sources=[ev for ev, _ in todo_pairs], claims=[c for _, c in todo_pairs])
+            checked.update({key: entailed(v.e, v.n, v.c) for key, v in zip(todo_pairs, verdicts)})
+        explained: dict[int, list[tuple[int, int]]] = {}
+        for i, rng, text in jobs:
+            if checked[(out[i].evidence or "", text)]:
+                explained.setdefault(i, []).append(rng)
+        return {i: [sp for sp in out[i].spans if not (_proposed(sp) and any(a <= sp.start < b for a, b in rngs))]
+                for i, rngs in explained.items()}
 
     def _confirmed(self, result: DetectionResult, proposals: Sequence[TaggedSpan]) -> list[tuple[TaggedSpan, Any]]:
         """The proposals that stand, each with its sentence's verdict (None outside every judged sentence): in a
@@ -215,6 +267,11 @@ class TaggedDetector:
         return HallucinationSpan(start=t.start, end=t.end, text=passage[t.start:t.end], type=typ, confidence=float(min(1.0, t.score)),
                                  evidence=evidence, suggestion=None, reason=reason,
                                  edit_range=None if unit == (t.start, t.end) else unit)
+
+
+def _proposed(span: HallucinationSpan) -> bool:
+    """A span the tagger proposed and no rule fixed (its reason is ``tagger`` or ``tagger+<rule>``)."""
+    return (span.reason or "").startswith("tagger")
 
 
 def _deletion_unit(doc: Any, a: int, b: int) -> tuple[int, int]:
