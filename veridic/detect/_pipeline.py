@@ -6,7 +6,8 @@ kinds and fixes for the errors its checks find (a value the evidence states othe
 negation). Here each proposal is
 
 1. **confirmed**: kept when its sentence is not entailed by the judge, or when the tagger is sure of it alone
-   (its score reaches ``flag_threshold``);
+   (its score reaches ``flag_threshold``); optionally only when it holds a content word (``content_words``), and
+   only where the rules' evidence-backed fixes do not already repair its sentence (``fixes_explain``);
 2. **typed and fixed**: a rule span overlapping it lends its type, evidence and replacement (the rule's own
    extent is kept, since its replacement is for that text); otherwise its type comes from what it holds (a name
    or value the evidence has elsewhere: ``entity``; one the evidence never mentions: ``invented``; a
