@@ -2,6 +2,10 @@
 ``OUT/steps.json``, so a run stopped part-way resumes at the next step and a report can state what each figure cost
 even when it reuses a step computed earlier.
 
+A run passes a ``stamp`` saying what it measures (a model's folder and a fingerprint of its files, the settings); OUT
+keeps it in ``stamp.json`` and a run with another stamp refuses OUT's results instead of reporting them as its own.
+``force`` recomputes the wanted steps, the files each keeps inside OUT (``inner``) included.
+
 >>> import tempfile, pathlib
 >>> out = pathlib.Path(tempfile.mkdtemp())
 >>> run_steps(order=("a", "b"), wanted=["b"], run={"a": dict, "b": lambda: {"x": 1}}, out=out)
@@ -12,13 +16,29 @@ even when it reuses a step computed earlier.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["run_steps", "parse_steps", "step_times"]
+__all__ = ["run_steps", "parse_steps", "step_times", "folder_fingerprint", "StaleResults"]
+
+
+class StaleResults(SystemExit):
+    """OUT holds results for something other than what this run measures (or for something unknown)."""
+
+
+def folder_fingerprint(folder: Path) -> str:
+    """A sha256 over the names, sizes and modification times of a folder's files: a model exported again, or a
+    settings file edited, gives another value, without reading gigabytes of weights."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+        st = f.stat()
+        h.update(f"{f.relative_to(folder)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
 
 
 def parse_steps(text: str, order: Sequence[str]) -> list[str]:
@@ -37,11 +57,23 @@ def step_times(out: Path) -> dict[str, dict[str, Any]]:
 
 
 def run_steps(*, order: Sequence[str], wanted: Sequence[str], run: dict[str, Callable[[], Any]], out: Path,
-              force: bool = False) -> dict[str, Any]:
+              force: bool = False, stamp: dict[str, Any] | None = None,
+              inner: dict[str, Sequence[str]] | None = None) -> dict[str, Any]:
     """Run the ``wanted`` steps in ``order``; a step whose ``OUT/<step>.json`` exists is read back unless ``force``.
-    Results are written atomically, so a step killed half-way leaves no file and runs again next time."""
+    Results are written atomically, so a step killed half-way leaves no file and runs again next time.
+
+    ``stamp`` (JSON-able): what this run measures; results in OUT stamped otherwise, or not stamped at all, raise
+    :class:`StaleResults` unless ``force``. ``inner``: per step, the names of the files or folders inside OUT it
+    keeps for itself (cached sub-results), removed with its result when ``force``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    if force:
+        for step in wanted:
+            for name in (f"{step}.json", *(inner or {}).get(step, ())):
+                path = out / name
+                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    if stamp is not None:
+        _check_stamp(out, json.loads(json.dumps(stamp)), order)
     results: dict[str, Any] = {}
     for step in order:
         if step not in wanted:
@@ -57,6 +89,17 @@ def run_steps(*, order: Sequence[str], wanted: Sequence[str], run: dict[str, Cal
         times[step] = {"wall_s": round(time.monotonic() - t0, 1), "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
         _write(out / "steps.json", json.dumps(times, indent=1) + "\n")
     return results
+
+
+def _check_stamp(out: Path, stamp: dict[str, Any], order: Sequence[str]) -> None:
+    f = out / "stamp.json"
+    old = json.loads(f.read_text()) if f.exists() else None
+    held = [s for s in order if (out / f"{s}.json").exists()]
+    if held and old != stamp:
+        what = "no stamp saying what they measured" if old is None else f"the stamp {old}"
+        raise StaleResults(f"{out} holds results ({', '.join(held)}) with {what}; this run measures {stamp}. "
+                           "Pass --force to recompute them, or choose another output folder.")
+    _write(f, json.dumps(stamp, indent=1) + "\n")
 
 
 def _write(path: Path, text: str) -> None:

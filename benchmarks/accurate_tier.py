@@ -16,7 +16,9 @@ baseline:
   F1, correct passages left alone, the edit audit) and WiCE dev non-supported tokens (all-tokens baseline inside).
 
 Model predictions go through the benchmark's on-disk caches, so a run cut short (``kill``) resumes where it
-stopped: the dev step on a base-size model takes hours on 2 cores and may need several runs.
+stopped: the dev step on a base-size model takes hours on 2 cores and may need several runs. OUT is stamped with
+what it measured (each model's folder and a fingerprint of its files, the config, the data): results for another
+model, or for a model exported again since, are refused rather than reported; ``--force`` recomputes them.
 """
 
 from __future__ import annotations
@@ -30,10 +32,24 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _steps import parse_steps, run_steps  # noqa: E402
+from _steps import folder_fingerprint, parse_steps, run_steps  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("heldout", "dev", "contrast", "cost", "detector")
+#: What a step keeps inside OUT besides ``<step>.json`` (``--force`` removes it; the dev step's model predictions stay
+#: in the benchmark's score cache under ~/.cache/veridic, keyed by model, so a forced run cut short still resumes).
+INNER = {"dev": ("baseline_ec.csv", "dev"), "contrast": ("contrast",),
+         "detector": tuple(f"detector-{n}-{r}.json" for n in ("suite", "wice_dev") for r in ("default", "accurate"))}
+
+
+def model_stamp(ref: str) -> dict[str, str]:
+    """A model's identity for OUT's stamp: its resolved folder and a fingerprint of its files (a hub id as given)."""
+    from veridic.nli._models import resolve_model_path
+
+    path, kind = resolve_model_path(ref)
+    if kind == "hub":
+        return {"hub": str(path)}
+    return {"folder": str(Path(path).resolve()), "files": folder_fingerprint(Path(path))}
 
 
 def _exe(name: str) -> str:
@@ -145,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frank-rows", type=int, default=100)
     ap.add_argument("--steps", default=",".join(STEPS))
     ap.add_argument("--out", type=Path, default=Path("runs/report/accurate"))
-    ap.add_argument("--force", action="store_true", help="recompute steps whose result OUT/<step>.json already exists")
+    ap.add_argument("--force", action="store_true", help="recompute every wanted step, even those whose results OUT already holds")
     args = ap.parse_args(argv)
     try:
         steps = parse_steps(args.steps, STEPS)
@@ -159,7 +175,9 @@ def main(argv: list[str] | None = None) -> int:
            "contrast": lambda: contrast(model=args.model, out=args.out),
            "cost": lambda: cost(models=both, frank=f"{args.data}/frank_test.jsonl", n=args.frank_rows),
            "detector": lambda: detector(models=both, wice=str(Path(args.data).parent / "spans" / "wice_non_supported_tokens"), out=args.out)}
-    result.update(run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force))
+    stamp = {"model": model_stamp(args.model), "baseline": model_stamp(args.baseline), "config": args.config,
+             "data": args.data, "frank_rows": args.frank_rows}
+    result.update(run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force, stamp=stamp, inner=INNER))
     (args.out / "accurate.json").write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result))
     return 0

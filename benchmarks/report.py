@@ -66,25 +66,25 @@ def measurements() -> list[Measurement]:
         Measurement(
             "spans",
             "Span detection on human span annotations (every evaluation row of EntFA test, BUMP and DiaSumFact), WiCE tokens, the detector's suite and the tagger's cost: the shipped tagger and pipeline beside the detector and two baselines that read no meaning.",
-            (("python", "benchmarks/tagger_eval.py", "--tagger", "veridic-tagger-minilm-l6", "-o", str(RUNS / "spans")),),
+            (("python", "benchmarks/tagger_eval.py", "--tagger", "veridic-tagger-minilm-l6", "--force", "-o", str(RUNS / "spans")),),
             keep=("spans.json", "wice.json", "suite.json", "cost.json"),
         ),
         Measurement(
             "accurate",
             "The accurate tier (`veridic-nli-mpnet-l6`) as its pre-registration scores it, beside the fast default and trivial baselines.",
-            (("python", "benchmarks/accurate_tier.py", "--model", "veridic-nli-mpnet-l6", "--out", str(RUNS / "accurate")),),
+            (("python", "benchmarks/accurate_tier.py", "--model", "veridic-nli-mpnet-l6", "--force", "--out", str(RUNS / "accurate")),),
         ),
         Measurement(
             "distill",
             "The distilled fast model as its pre-registration scores it (held-back NLI, dev pool, contrast suite), beside the default.",
             (("python", "benchmarks/accurate_tier.py", "--model", "runs/models/veridic-nli-minilm-distill", "--config",
-              "configs/nli-minilm-distill.yaml", "--steps", "heldout,contrast,dev", "--out", str(RUNS / "distill")),),
+              "configs/nli-minilm-distill.yaml", "--steps", "heldout,contrast,dev", "--force", "--out", str(RUNS / "distill")),),
         ),
         Measurement(
             "commercial",
             "The commercially usable fast model as its pre-registration scores it (held-back NLI, dev pool, contrast suite), beside the default.",
             (("python", "benchmarks/accurate_tier.py", "--model", "veridic-nli-minilm-commercial", "--config",
-              "configs/nli-minilm-commercial.yaml", "--steps", "heldout,contrast,dev", "--out", str(RUNS / "commercial")),),
+              "configs/nli-minilm-commercial.yaml", "--steps", "heldout,contrast,dev", "--force", "--out", str(RUNS / "commercial")),),
         ),
         Measurement(
             "speed",

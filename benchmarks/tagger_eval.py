@@ -14,7 +14,10 @@ Steps (``--steps``, comma-separated; default all), each beside trivial baselines
 - ``cost``: seconds per passage of the tagger and of the default scorer on the same 200 rows
   (``benchmarks/tagger_cost.py``) → ``cost.json``.
 
-Each finished step is kept in ``OUT/<step>.json`` and reused, so a run cut short resumes at the next step.
+Each finished step is kept in ``OUT/<step>.json`` and reused, so a run cut short resumes at the next step. OUT is
+stamped with the tagger it measured (its folder and a fingerprint of its files, ``tagger.json`` with its thresholds and
+pipeline settings included): a run for another tagger, or for the same one with other settings, refuses to reuse it. ``--force``
+recomputes everything, the files each step keeps inside OUT included.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _steps import parse_steps, run_steps  # noqa: E402
+from _steps import folder_fingerprint, parse_steps, run_steps  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("spans", "wice", "suite", "cost")
@@ -40,6 +43,23 @@ def _exe(name: str) -> str:
 def _run(cmd: list[str]) -> str:
     print("$ " + " ".join(cmd), file=sys.stderr, flush=True)
     return subprocess.run(cmd, cwd=ROOT, check=True, text=True, stdout=subprocess.PIPE).stdout
+
+
+#: What a step leaves in OUT besides ``<step>.json``; --force removes these too, so nothing old is read back.
+INNER = {"spans": ("bench-spans",), "wice": tuple(f"wice-{s}-{n}.json" for s in ("dev", "test") for n in ("tagger", "pipeline", "detector")),
+         "suite": ("suite-detector.json", "suite-pipeline.json"), "cost": ()}
+
+
+def tagger_stamp(tagger: str) -> dict[str, str]:
+    """What a run measures: the tagger's resolved folder and a fingerprint of its files (weights, thresholds and the
+    pipeline settings in its ``tagger.json``)."""
+    from veridic.detect._tagger import TAGGER_FILE, resolve_tagger_path
+
+    folder = resolve_tagger_path(tagger)
+    if not (folder / TAGGER_FILE).exists():
+        raise SystemExit(f"tagger_eval: {tagger!r} resolves to {folder}, which has no {TAGGER_FILE}; "
+                         "expected a trained tagger's folder or the shipped name veridic-tagger-minilm-l6.")
+    return {"tagger": str(folder.resolve()), "files": folder_fingerprint(folder)}
 
 
 def spans(*, tagger: str, out: Path) -> dict:
@@ -83,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wice", default=os.environ.get("VERIDIC_DATA", "../shared/data") + "/spans/wice_non_supported_tokens")
     ap.add_argument("--steps", default=",".join(STEPS))
     ap.add_argument("-o", "--out", type=Path, default=Path("runs/report/spans"))
-    ap.add_argument("--force", action="store_true", help="recompute steps whose result OUT/<step>.json already exists")
+    ap.add_argument("--force", action="store_true", help="recompute every step, even those whose results OUT already holds")
     args = ap.parse_args(argv)
     try:
         steps = parse_steps(args.steps, STEPS)
@@ -92,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     run = {"spans": lambda: spans(tagger=args.tagger, out=args.out), "wice": lambda: wice(tagger=args.tagger, data=args.wice, out=args.out),
            "suite": lambda: suite(tagger=args.tagger, out=args.out), "cost": lambda: cost(tagger=args.tagger)}
-    run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force)
+    run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force, stamp=tagger_stamp(args.tagger), inner=INNER)
     print(json.dumps({"tagger": args.tagger, "out": str(args.out), "steps": [s for s in STEPS if (args.out / f"{s}.json").exists()]}))
     return 0
 

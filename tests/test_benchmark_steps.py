@@ -1,4 +1,5 @@
-"""Resumable benchmark steps (benchmarks/_steps.py): finished steps are reused, their wall time is kept."""
+"""Resumable benchmark steps (benchmarks/_steps.py): finished steps are reused, their wall time is kept, and results
+measured for something else are refused."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from _steps import parse_steps, run_steps, step_times  # noqa: E402
+from _steps import StaleResults, folder_fingerprint, parse_steps, run_steps, step_times  # noqa: E402
 
 
 def test_finished_steps_are_reused_and_timed(tmp_path):
@@ -46,3 +47,38 @@ def test_unknown_steps_are_named():
     assert parse_steps(" a, b ", ("a", "b")) == ["a", "b"]
     with pytest.raises(ValueError, match=r"unknown step\(s\) \['x'\]; expected some of a, b"):
         parse_steps("a,x", ("a", "b"))
+
+
+def test_results_stamped_for_something_else_are_refused_until_forced(tmp_path):
+    calls: list[str] = []
+    run = {"a": lambda: calls.append("a") or {"n": len(calls)}}
+    run_steps(order=("a",), wanted=["a"], run=run, out=tmp_path, stamp={"model": "m1"})
+    run_steps(order=("a",), wanted=["a"], run=run, out=tmp_path, stamp={"model": "m1"})  # same stamp: reused
+    assert calls == ["a"]
+    with pytest.raises(StaleResults, match=r"holds results \(a\) with the stamp \{'model': 'm1'\}.*--force"):
+        run_steps(order=("a",), wanted=["a"], run=run, out=tmp_path, stamp={"model": "m2"})
+    assert run_steps(order=("a",), wanted=["a"], run=run, out=tmp_path, stamp={"model": "m2"}, force=True)["a"] == {"n": 2}
+    assert json.loads((tmp_path / "stamp.json").read_text()) == {"model": "m2"}
+
+
+def test_unstamped_results_are_refused_and_force_clears_a_steps_inner_files(tmp_path):
+    run_steps(order=("a",), wanted=["a"], run={"a": dict}, out=tmp_path)  # an old run, before stamps
+    with pytest.raises(StaleResults, match="no stamp"):
+        run_steps(order=("a",), wanted=["a"], run={"a": dict}, out=tmp_path, stamp={"model": "m"})
+    (tmp_path / "cached.json").write_text("{}")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x").write_text("old")
+    seen = []
+    run_steps(order=("a",), wanted=["a"], out=tmp_path, stamp={"model": "m"}, force=True, inner={"a": ("cached.json", "sub")},
+              run={"a": lambda: seen.append((tmp_path / "cached.json").exists() or (tmp_path / "sub").exists()) or {}})
+    assert seen == [False]  # the step ran with its old sub-results gone
+
+
+def test_the_folder_fingerprint_follows_file_content_and_names(tmp_path):
+    (tmp_path / "w.bin").write_bytes(b"1234")
+    first = folder_fingerprint(tmp_path)
+    assert folder_fingerprint(tmp_path) == first
+    (tmp_path / "w.bin").write_bytes(b"12345")
+    assert folder_fingerprint(tmp_path) != first
+    (tmp_path / "w.bin").rename(tmp_path / "v.bin")
+    assert len({first, folder_fingerprint(tmp_path)}) == 2
