@@ -258,3 +258,25 @@ def test_a_tagger_folder_stores_the_pipeline_settings_that_load_detector_applies
     (folder / "tagger.json").write_text(json.dumps(meta))
     with pytest.raises(ConfigError, match="spans_per_sentense"):
         load_detector(backend="dummy", tagger=folder)
+
+
+def test_the_shipped_pipeline_fixes_a_wrong_name_instead_of_deleting_its_sentence():
+    """A user's first try: the rules fix the architect's name; the tagger's marks on "The", "was" and "the" in the
+    same sentence must neither show nor delete the repaired sentence (the shipped settings: content_words and
+    fixes_explain)."""
+    pytest.importorskip("torch")
+    from veridic.detect import EMBEDDED_TAGGER_NAME
+    from veridic.detect._load import load_detector
+    from veridic.detect._tagger import TAGGER_FILE, resolve_tagger_path
+
+    if not (resolve_tagger_path(EMBEDDED_TAGGER_NAME) / TAGGER_FILE).exists():
+        pytest.skip("the shipped tagger is not in this copy of veridic")
+    evidence = ("The European Space Agency has opened a new deep-space tracking station in Malargüe, Argentina. The 35-metre "
+                "antenna cost about 33 million euros and was designed by the architect Renzo Piano. ESA already operates a "
+                "similar station in Cebreros, Spain, which opened in 2005.")
+    det = load_detector()
+    assert (det.content_words, det.fixes_explain) == (True, True)
+    r = det.detect(passage="The antenna cost about 45 million euros. The station was designed by the architect Frank Gehry.",
+                   evidence=evidence)
+    assert [(s.text, s.suggestion) for s in r.spans] == [("45", "33"), ("Frank Gehry", "Renzo Piano")]
+    assert r.edited == "The antenna cost about 33 million euros. The station was designed by the architect Renzo Piano."
