@@ -66,7 +66,8 @@ def sentence_type(*, has_name: bool, name_in_evidence: bool, contradicted: bool)
 def has_content_word(doc: Any, start: int, end: int) -> bool:
     """Whether the characters ``[start, end)`` of the parsed passage ``doc`` hold a word that is not a function word
     (:data:`FUNCTION_POS`) or hold a negation; a range touching no token counts as content (nothing to judge by)."""
-    toks = [t for t in doc if t.idx < end and t.idx + len(t.text) > start]
+    span = doc.char_span(start, end, alignment_mode="expand")
+    toks = list(span) if span is not None else []
     return not toks or any(t.pos_ not in FUNCTION_POS or t.dep_ == "neg" or t.lower_ in _NEGATIONS for t in toks)
 
 
