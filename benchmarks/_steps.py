@@ -67,19 +67,21 @@ def run_steps(*, order: Sequence[str], wanted: Sequence[str], run: dict[str, Cal
     keeps for itself (cached sub-results), removed with its result when ``force``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    stamp = None if stamp is None else json.loads(json.dumps(stamp))  # as stamp.json will read back (tuples -> lists)
     if force:
-        for step in wanted:
+        # Steps kept under another stamp cannot stay beside the new one: a forced run for something else clears them all.
+        for step in wanted if stamp is None or _stamp_of(out) == stamp else order:
             for name in (f"{step}.json", *(inner or {}).get(step, ())):
                 path = out / name
                 shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
     if stamp is not None:
-        _check_stamp(out, json.loads(json.dumps(stamp)), order)
+        _check_stamp(out, stamp, order)
     results: dict[str, Any] = {}
     for step in order:
         if step not in wanted:
             continue
         done = out / f"{step}.json"
-        if done.exists() and not force:
+        if done.exists():  # with force, removed above
             results[step] = json.loads(done.read_text())
             continue
         t0 = time.monotonic()
@@ -91,15 +93,19 @@ def run_steps(*, order: Sequence[str], wanted: Sequence[str], run: dict[str, Cal
     return results
 
 
-def _check_stamp(out: Path, stamp: dict[str, Any], order: Sequence[str]) -> None:
+def _stamp_of(out: Path) -> Any:
     f = out / "stamp.json"
-    old = json.loads(f.read_text()) if f.exists() else None
+    return json.loads(f.read_text()) if f.exists() else None
+
+
+def _check_stamp(out: Path, stamp: dict[str, Any], order: Sequence[str]) -> None:
+    old = _stamp_of(out)
     held = [s for s in order if (out / f"{s}.json").exists()]
     if held and old != stamp:
         what = "no stamp saying what they measured" if old is None else f"the stamp {old}"
         raise StaleResults(f"{out} holds results ({', '.join(held)}) with {what}; this run measures {stamp}. "
                            "Pass --force to recompute them, or choose another output folder.")
-    _write(f, json.dumps(stamp, indent=1) + "\n")
+    _write(out / "stamp.json", json.dumps(stamp, indent=1) + "\n")
 
 
 def _write(path: Path, text: str) -> None:

@@ -82,3 +82,14 @@ def test_the_folder_fingerprint_follows_file_content_and_names(tmp_path):
     assert folder_fingerprint(tmp_path) != first
     (tmp_path / "w.bin").rename(tmp_path / "v.bin")
     assert len({first, folder_fingerprint(tmp_path)}) == 2
+
+
+def test_a_forced_run_of_some_steps_for_something_else_clears_the_others_it_cannot_vouch_for(tmp_path):
+    run = {"a": lambda: {"a": 1}, "b": lambda: {"b": 1}}
+    run_steps(order=("a", "b"), wanted=["a", "b"], run=run, out=tmp_path, stamp={"model": "m1"})
+    run_steps(order=("a", "b"), wanted=["a"], run=run, out=tmp_path, stamp={"model": "m2"}, force=True)
+    assert (tmp_path / "a.json").exists() and not (tmp_path / "b.json").exists()  # b measured m1: gone, not relabelled
+    run_steps(order=("a", "b"), wanted=["a"], run=run, out=tmp_path, stamp={"model": "m2"}, force=True)
+    run_steps(order=("a", "b"), wanted=["b"], run=run, out=tmp_path, stamp={"model": "m2"})
+    run_steps(order=("a", "b"), wanted=["a"], run=run, out=tmp_path, stamp={"model": "m2"}, force=True)
+    assert (tmp_path / "b.json").exists()  # same stamp: only the wanted step is recomputed
