@@ -99,8 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for values in tqdm(list(itertools.product(*grid.values())), desc="variants", unit="variant"):
         knobs = dict(zip(grid, values))
-        # Knobs outside the grid keep the shipped tagger's stored settings (none stored: the constructor's defaults).
-        pipe = TaggedDetector(detector=rules, tagger=tagger, **{**TaggedDetector.stored_settings(shipped.tagger), **knobs})
+        # Knobs outside the grid take the constructor's defaults, the settings both grids were registered against
+        # (not the shipped tagger's stored ones, which later selections change), so each grid reruns as registered.
+        pipe = TaggedDetector(detector=rules, tagger=tagger, **knobs)
         fig = measure(pipe, wice=wice, entfa=entfa, suite=suite)
         obj = (fig["wice_dev_f1"] + fig["entfa_held_back_f1"] + fig["suite_left_alone"]) / 3
         rows.append({"knobs": {k: v for k, v in pipe.describe().items() if k in _KNOBS}, "figures": fig, "objective": obj})
