@@ -152,6 +152,14 @@ def _contrast_files() -> list[Path]:
 register_dataset_group("contrast", _contrast_files)
 
 
+def _binding_files() -> list[Path]:
+    return [Path(__file__).resolve().parent / "data" / "binding_suite.jsonl"]
+
+
+# Hand-written minimal pairs that move a fact to the other entity of its premise (benchmarks/build_binding_suite.py).
+register_dataset_group("binding", _binding_files)
+
+
 def _is_data_file(path: Path) -> bool:
     return path.is_file() and path.name.lower().endswith(DATA_SUFFIXES)
 
