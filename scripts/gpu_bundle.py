@@ -223,7 +223,14 @@ def main(argv: list[str] | None = None) -> int:
                 _add(files, home_rel(f), f, parts, part_bytes)  # teacher logits, cached synthetic pairs, logs
         if cfg.distill.enabled:
             teacher = Path(str(cfg.distill.teacher)).expanduser()
-            _add(files, home_rel(teacher / "config.json"), teacher / "config.json", parts, part_bytes)  # the labels are cached
+            labels = run / "teacher_logits.json"
+            meta = json.loads(labels.read_text()) if labels.exists() else {}
+            if meta.get("n") and meta.get("done") == meta.get("n"):
+                _add(files, home_rel(teacher / "config.json"), teacher / "config.json", parts, part_bytes)  # labels cached
+            else:  # the teacher labels the pairs there: the whole model folder goes (a packed one is about 113 MB)
+                for f in sorted(teacher.rglob("*")):
+                    if f.is_file() and "__pycache__" not in f.parts and home_rel(f) not in files:
+                        _add(files, home_rel(f), f, parts, part_bytes)
         if k > 0:
             start = Path(str(cfg.model.path)).expanduser().resolve()
             if not any(start.is_relative_to(r) for r in runs[:k]):

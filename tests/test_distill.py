@@ -49,6 +49,20 @@ def test_teacher_logits_resume_after_a_deadline_and_match(tmp_path, tiny_nli_dir
         teacher_logits(examples=exs[:5], teacher=tiny_nli_dir, cache_dir=tmp_path / "b", max_length=32, progress=False)
 
 
+def test_a_packed_teacher_labels_as_its_full_precision_weights_do(tmp_path, tiny_nli_dir):
+    """A shipped base-size model is packed (int8 rows): it teaches as its dequantised weights, within the rounding."""
+    from veridic.nli.packed import is_packed, write_packed
+
+    packed = tmp_path / "packed"
+    write_packed(model_dir=tiny_nli_dir, out_dir=packed)
+    assert is_packed(packed) and not (packed / "model.safetensors").exists()
+    exs = [Example(f"A man walks {i} dogs in the park .", f"A man walks {i % 4} dogs .", i % 3, "toy") for i in range(12)]
+    full = teacher_logits(examples=exs, teacher=tiny_nli_dir, cache_dir=tmp_path / "a", max_length=32, progress=False)
+    got = teacher_logits(examples=exs, teacher=packed, cache_dir=tmp_path / "b", max_length=32, progress=False)
+    assert got.shape == full.shape and not (got == full).all()  # read from the int8 shards, not from fp32 weights
+    assert abs(got - full).max() < 0.05 * (abs(full).max() + 1.0)
+
+
 def _distill_config(model_dir, teacher):
     raw = _toy_config(model_dir)
     raw["distill"] = {"enabled": True, "teacher": str(teacher), "temperature": 2.0, "alpha": 0.7, "max_length": 64}

@@ -177,3 +177,32 @@ def test_pack_int8_groups_fit_the_transfer_and_a_missing_piece_is_named(tmp_path
                            capture_output=True, text=True, timeout=120)
     assert whole.returncode == 0, whole.stderr
     assert (tmp_path / "y" / "packed" / "config.json").exists() and (tmp_path / "y" / "training_summary.json").exists()
+
+
+def test_a_teacher_goes_whole_until_its_labels_are_cached(tmp_path):
+    home, data = tmp_path / "home", tmp_path / "data"
+    _tiny_sets(data)
+    teacher = home / ".cache" / "veridic" / "teachers" / "t"
+    teacher.mkdir(parents=True)
+    (teacher / "config.json").write_text("{}")
+    (teacher / "packed-00000.safetensors").write_bytes(b"x" * 1000)
+    run = home / ".cache" / "veridic" / "train" / "d"
+    run.mkdir(parents=True)
+    config = tmp_path / "d.yaml"
+    config.write_text("model:\n  path: backbone:all-minilm-l6-v2\ndata:\n  sets:\n    rte: {tier: A}\naugment:\n  phrases: null\n"
+                      f"  fraction: 0.0\ndistill:\n  enabled: true\n  teacher: {teacher}\n")
+
+    def carried() -> set[str]:
+        done = subprocess.run([sys.executable, str(REPO / "scripts" / "gpu_bundle.py"), "--config", str(config), "--run", str(run),
+                               "--out", str(tmp_path / "gpu"), "--data", str(data), "--fresh"],
+                              env={"HOME": str(home), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        files = json.loads((tmp_path / "gpu" / "run" / "manifest.json").read_text())["files"]
+        return {f for f in files if "teacher" in f}
+
+    there = "~/.cache/veridic/teachers/t/"
+    assert carried() == {there + "config.json", there + "packed-00000.safetensors"}
+    (run / "teacher_logits.json").write_text(json.dumps({"n": 40, "done": 40}))
+    (run / "teacher_logits.npy").write_bytes(b"labels")
+    assert carried() == {there + "config.json", "~/.cache/veridic/train/d/teacher_logits.json",
+                         "~/.cache/veridic/train/d/teacher_logits.npy"}  # --fresh still carries the labels

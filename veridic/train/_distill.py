@@ -72,8 +72,14 @@ def teacher_logits(*, examples: Sequence[Any], teacher: str | Path, cache_dir: s
     done = int(meta["done"])
     if done >= n:
         return np.array(out)
+    from veridic.nli.packed import is_packed, load_packed_model
+
     tok = AutoTokenizer.from_pretrained(str(teacher), local_files_only=True)
-    model = AutoModelForSequenceClassification.from_pretrained(str(teacher), local_files_only=True).eval().to(device)
+    if is_packed(teacher):  # a shipped base-size model: int8 rows, dequantised once
+        model = load_packed_model(teacher, auto_cls=AutoModelForSequenceClassification)
+    else:
+        model = AutoModelForSequenceClassification.from_pretrained(str(teacher), local_files_only=True)
+    model = model.eval().to(device)
     label2id = {str(k).lower(): int(v) for k, v in model.config.label2id.items()}
     try:
         perm = [label2id["entailment"], label2id["neutral"], label2id["contradiction"]]

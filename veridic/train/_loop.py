@@ -145,7 +145,7 @@ class DistillConfig:
     """Soft labels from a teacher model (:mod:`veridic.train._distill`)."""
 
     enabled: bool = False
-    teacher: str | None = None  # a transformers NLI model folder (e.g. the base-size model)
+    teacher: str | None = None  # an NLI model folder, fp32 or packed (e.g. the shipped base-size model)
     temperature: float = 2.0
     alpha: float = 0.5  # weight of the teacher's part of the loss; 1 - alpha goes to the gold label
     max_length: int = 256  # the teacher's own window
