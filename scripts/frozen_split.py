@@ -189,7 +189,7 @@ def main() -> None:
     p8.add_argument("--run", type=Path, required=True)
     p8.add_argument("--out", type=Path, required=True)
     p8.add_argument("--piece-mb", type=float, default=15.0)
-    p8.add_argument("--group-mb", type=float, default=60.0)
+    p8.add_argument("--group-mb", type=float, default=66.0)
     u8 = sub.add_parser("unpack-int8")
     u8.add_argument("--src", type=Path, nargs="+", required=True)
     u8.add_argument("--run", type=Path, required=True)

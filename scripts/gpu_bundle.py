@@ -13,7 +13,7 @@ On the GPU machine each part is copied to one folder (``cp -r PART/. $STAGE/``) 
 the configs expect it, trains each phase with this tree's code, and packs the last phase's weights to come back:
 without the frozen word embeddings when its config froze them (``scripts/frozen_split.py pack``), else as the
 shipping format, int8 rows with fp16 scales (``frozen_split.py pack-int8``), in 15 MB pieces grouped into folders
-``return-1``, ``return-2`` ... of at most 60 MB, one per transfer back. It writes ``DONE`` (or ``FAILED``) in its
+``return-1``, ``return-2`` ... of at most 66 MB (under a 64 MiB transfer), one per transfer back. It writes ``DONE`` (or ``FAILED``) in its
 output folder at the end, so it can run detached while ``fetch.sh`` waits for it in calls of their own.
 
 Usage:
