@@ -120,7 +120,8 @@ def pack_int8(run: Path, out: Path, piece_mb: float, group_mb: float) -> list[Pa
     pieces: list[tuple[str, bytes]] = [(small.name, small.read_bytes()), *cut]
     groups: list[list[tuple[str, bytes]]] = [[]]
     for name, data in pieces:
-        if groups[-1] and sum(len(d) for _, d in groups[-1]) + len(data) > group_mb * 1e6:
+        # a lent GPU sends back at most 8 files per transfer
+        if groups[-1] and (sum(len(d) for _, d in groups[-1]) + len(data) > group_mb * 1e6 or len(groups[-1]) >= 8):
             groups.append([])
         groups[-1].append((name, data))
     folders = []

@@ -225,7 +225,9 @@ def main(argv: list[str] | None = None) -> int:
             teacher = Path(str(cfg.distill.teacher)).expanduser()
             labels = run / "teacher_logits.json"
             meta = json.loads(labels.read_text()) if labels.exists() else {}
-            if meta.get("n") and meta.get("done") == meta.get("n"):
+            if not (teacher / "config.json").exists():
+                missing.append(f"{teacher} (distill.teacher: a model folder with config.json)")
+            elif meta.get("n") and meta.get("done") == meta.get("n"):
                 _add(files, home_rel(teacher / "config.json"), teacher / "config.json", parts, part_bytes)  # labels cached
             else:  # the teacher labels the pairs there: the whole model folder goes (a packed one is about 113 MB)
                 for f in sorted(teacher.rglob("*")):

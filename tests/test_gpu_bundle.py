@@ -206,3 +206,19 @@ def test_a_teacher_goes_whole_until_its_labels_are_cached(tmp_path):
     (run / "teacher_logits.npy").write_bytes(b"labels")
     assert carried() == {there + "config.json", "~/.cache/veridic/train/d/teacher_logits.json",
                          "~/.cache/veridic/train/d/teacher_logits.npy"}  # --fresh still carries the labels
+
+
+def test_return_folders_hold_at_most_eight_files(tmp_path):
+    import torch
+    from safetensors.torch import save_file
+
+    run = tmp_path / "run"
+    (run / "final").mkdir(parents=True)
+    torch.manual_seed(0)
+    save_file({"w.weight": torch.randn(2000, 500)}, str(run / "final" / "model.safetensors"))
+    (run / "final" / "config.json").write_text("{}")
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "frozen_split.py"), "pack-int8", "--run", str(run), "--out",
+                           str(tmp_path / "out"), "--piece-mb", "0.05"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    groups = sorted((tmp_path / "out").glob("return-*"))
+    assert len(groups) >= 3 and all(len(list(g.iterdir())) <= 8 for g in groups)  # 21 pieces and the small files
