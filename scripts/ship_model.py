@@ -61,6 +61,7 @@ def main() -> None:
     if args.packed and args.checkpoint:
         ap.error("--packed ships a run's final/ export; export the checkpoint first (veridic train nli --export-only)")
     dest.mkdir(parents=True, exist_ok=True)
+    prepacked = False  # the run's weights came back packed (RUN/packed): ship its shards as they are
     if args.name == EMBEDDED_TAGGER_NAME:
         return _ship_tagger(args.run, dest)
     if args.checkpoint:
@@ -101,7 +102,7 @@ def main() -> None:
     summary = json.loads((args.run / "training_summary.json").read_text()) if (args.run / "training_summary.json").exists() else {}
     if summary:
         shutil.copy(args.run / "training_summary.json", dest / "training_summary.json")
-    if args.packed and not (dest / "model.safetensors").exists():
+    if prepacked:
         meta_packed = json.loads((dest / PACKED_MARKER).read_text())
         shards = [dest / n for n in meta_packed["shards"]]
         shutil.rmtree(dest / "onnx", ignore_errors=True)  # an export of other weights
