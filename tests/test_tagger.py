@@ -33,6 +33,17 @@ def test_claim_pieces_split_long_claims_at_sentence_ends():
     assert claim_pieces("   ", count_tokens=words) == []
 
 
+def test_claim_pieces_can_also_end_after_a_number_of_sentences():
+    claim = "One two three. Four five. Six seven eight."
+    assert claim_pieces(claim, count_tokens=words, max_sentences=1) == [(0, 14), (15, 25), (26, 42)]
+    assert claim_pieces(claim, count_tokens=words, max_sentences=2) == [(0, 25), (26, 42)]
+    # both bounds hold: the token bound can end a piece before the sentence bound does
+    assert claim_pieces(claim, count_tokens=words, max_tokens=4, max_sentences=2) == [(0, 14), (15, 25), (26, 42)]
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(ConfigError, match="max_sentences"):
+            claim_pieces(claim, count_tokens=words, max_sentences=bad)
+
+
 def test_token_labels_mark_claim_tokens_inside_spans_and_ignore_the_rest():
     offsets = [(0, 0), (0, 4), (5, 9), (10, 14), (0, 0), (0, 6), (0, 0)]
     seq = [None, 0, 0, 0, None, 1, None]
@@ -98,6 +109,15 @@ def test_config_is_checked():
         TaggerTrainConfig(max_length=8)
     with pytest.raises(ConfigError, match="held_back_fraction"):
         TaggerTrainConfig(held_back_fraction=1.0)
+
+
+def test_a_bad_piece_setting_in_tagger_json_is_refused_with_what_to_do(tmp_path):
+    pytest.importorskip("torch")
+    from veridic.detect._tagger import SpanTagger
+
+    (tmp_path / "tagger.json").write_text(json.dumps({"threshold": 0.3, "piece_sentences": 0}))
+    with pytest.raises(ConfigError, match="piece_sentences must be a positive whole number.*Remove the key"):
+        SpanTagger(tmp_path)
 
 
 def test_a_folder_without_tagger_json_is_refused(tmp_path):
@@ -209,3 +229,36 @@ def test_the_shipped_tagger_marks_what_the_source_lacks_and_leaves_supported_cla
     marked = [[s.text for s in spans] for spans in tagger.predict(sources=[_ESA] * len(claims), claims=claims)]
     # different words, same meaning: nothing; a changed number or an added name: exactly that
     assert marked == [["45"], ["Renzo Piano"], [], []]
+
+
+def test_pieces_of_one_sentence_give_each_sentence_the_source_sentences_that_concern_it(tmp_path):
+    """A summary whose sentences draw on distant parts of a long source: packed as one piece, the window fills with
+    what concerns the first sentence and the second one's support is cut; one sentence per piece keeps both."""
+    pytest.importorskip("torch")
+    import shutil
+
+    from veridic.detect import EMBEDDED_TAGGER_NAME, SpanTagger
+    from veridic.detect._tagger import _source_budget, resolve_tagger_path
+
+    folder = tmp_path / "tagger"
+    shutil.copytree(resolve_tagger_path(EMBEDDED_TAGGER_NAME), folder)
+    meta = json.loads((folder / "tagger.json").read_text())
+    (folder / "tagger.json").write_text(json.dumps({**meta, "piece_sentences": 1}))
+    shipped, per_sentence = SpanTagger(EMBEDDED_TAGGER_NAME), SpanTagger(folder)
+    assert per_sentence.piece_sentences == 1 and per_sentence.describe()["piece_sentences"] == 1
+    filler = [f"Acme hired {n} engineers in Ohio last year, its report on engineers in Ohio says." for n in range(100, 3000, 150)]
+    support = "The Dayton plant opened in 1999."
+    source = " ".join(filler[:10] + [support] + filler[10:])
+    claim = "Acme hired 250 engineers in Ohio last year. The Dayton plant opened in 1999."
+
+    def windows(tagger):
+        return [pack_source(source, claim[a:b], count_tokens=tagger.count_tokens,
+                            budget=_source_budget(tagger.count_tokens(claim[a:b]), tagger.max_length))[0]
+                for a, b in tagger.pieces(claim)]
+
+    assert shipped.pieces(claim) == [(0, 76)] and support not in windows(shipped)[0]
+    assert per_sentence.pieces(claim) == [(0, 43), (44, 76)] and support in windows(per_sentence)[1]
+    # what the model reads follows: the cut support leaves the second sentence marked, the kept one leaves it alone
+    [marked_shipped], [marked_per_sentence] = (t.predict(sources=[source], claims=[claim]) for t in (shipped, per_sentence))
+    assert any(s.start >= 44 for s in marked_shipped)
+    assert not any(s.start >= 44 for s in marked_per_sentence)

@@ -4,7 +4,9 @@ Token classification over (claim, source) pairs, the way LettuceDetect does it, 
 The claim goes first so it is never cut; a long source is packed: its sentences ranked by the content words
 they share with the claim piece, the best kept in their original order until the model's window is full (the
 rest is cut, and :meth:`SpanTagger.predict` reports how many source sentences each piece saw). A claim longer
-than :data:`CLAIM_PIECE_TOKENS` tokens is tagged in pieces of whole sentences, each with its own packed source.
+than :data:`CLAIM_PIECE_TOKENS` tokens is tagged in pieces of whole sentences, each with its own packed source;
+``"piece_sentences": N`` in ``tagger.json`` also ends a piece after N sentences, so that each sentence of a long
+summary is tagged against the source sentences that concern it rather than a share of a window packed for all.
 
 A token's probability is that its text is unsupported; a span is a maximal run of words whose probability
 reaches the threshold fitted on held-back training rows (stored beside the weights in ``tagger.json``).
@@ -82,22 +84,31 @@ def pack_source(source: str, claim: str, *, count_tokens: Callable[[str], int], 
     return " ".join(sents[i] for i in sorted(keep)), len(keep)
 
 
-def claim_pieces(claim: str, *, count_tokens: Callable[[str], int], max_tokens: int = CLAIM_PIECE_TOKENS) -> list[tuple[int, int]]:
-    """Character ranges of consecutive claim sentences, each within ``max_tokens`` (a longer sentence alone)."""
+def claim_pieces(claim: str, *, count_tokens: Callable[[str], int], max_tokens: int = CLAIM_PIECE_TOKENS,
+                 max_sentences: int | None = None) -> list[tuple[int, int]]:
+    """Character ranges of consecutive claim sentences, each within ``max_tokens`` (a longer sentence alone) and, when
+    given, at most ``max_sentences`` sentences.
+
+    >>> claim_pieces("A b. C d. E f.", count_tokens=lambda t: len(t.split()), max_sentences=2)
+    [(0, 9), (10, 14)]
+    """
     from veridic.text import split_sentences
 
+    if max_sentences is not None and (isinstance(max_sentences, bool) or not isinstance(max_sentences, int) or max_sentences < 1):
+        raise ConfigError(f"max_sentences must be a positive whole number or None; got {max_sentences!r}.")
     sents = split_sentences(claim) or []
     if not sents:
         return [(0, len(claim))] if claim.strip() else []
     pieces: list[tuple[int, int]] = []
-    start, end, used = sents[0].start, sents[0].end, count_tokens(sents[0].text)
+    start, end, used, count = sents[0].start, sents[0].end, count_tokens(sents[0].text), 1
     for s in sents[1:]:
         n = count_tokens(s.text)
-        if used + n > max_tokens:
+        if used + n > max_tokens or (max_sentences is not None and count >= max_sentences):
             pieces.append((start, end))
-            start, used = s.start, 0
+            start, used, count = s.start, 0, 0
         end = s.end
         used += n
+        count += 1
     pieces.append((start, end))
     return pieces
 
@@ -181,6 +192,12 @@ class SpanTagger:
         if not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"threshold must lie in (0, 1); got {self.threshold}.")
         self.max_length = int(self.meta.get("max_length", 256))
+        # absent in taggers written before the setting existed: pieces bounded by tokens alone, as they were scored
+        self.piece_sentences = self.meta.get("piece_sentences")
+        if self.piece_sentences is not None and (isinstance(self.piece_sentences, bool) or not isinstance(self.piece_sentences, int)
+                                                 or self.piece_sentences < 1):
+            raise ConfigError(f"{meta_file}: piece_sentences must be a positive whole number (or absent); got "
+                              f"{self.piece_sentences!r}. Remove the key to tag pieces of up to {CLAIM_PIECE_TOKENS} tokens.")
         self.batch_size = batch_size
         self._torch = torch
         self.device = torch.device(check_device(device))
@@ -191,11 +208,15 @@ class SpanTagger:
     def count_tokens(self, text: str) -> int:
         return self._count(text)
 
+    def pieces(self, claim: str) -> list[tuple[int, int]]:
+        """The character ranges of ``claim`` tagged one at a time, each against its own packed source."""
+        return claim_pieces(claim, count_tokens=self.count_tokens, max_sentences=self.piece_sentences)
+
     def sees_whole_source(self, *, source: str, claim: str) -> bool:
         """Whether every piece of ``claim`` is tagged against the whole ``source`` (nothing cut by packing)."""
         n = self.count_tokens(source)
         return all(n <= _source_budget(self.count_tokens(claim[a:b]), self.max_length)
-                   for a, b in claim_pieces(claim, count_tokens=self.count_tokens))
+                   for a, b in self.pieces(claim))
 
     def encode(self, claim_piece: str, source: str) -> Any:
         """The model input of one claim piece against its packed source (claim first, never truncated)."""
@@ -209,7 +230,7 @@ class SpanTagger:
         for k, (src, clm) in enumerate(zip(sources, claims)):
             if not isinstance(src, str) or not isinstance(clm, str):
                 raise InputError(f"Pair {k}: source and claim must be strings; got {type(src).__name__} and {type(clm).__name__}.")
-            for a, b in claim_pieces(clm, count_tokens=self.count_tokens):
+            for a, b in self.pieces(clm):
                 jobs.append((k, a, self.encode(clm[a:b], src)))
         out = [np.zeros(len(c), dtype=np.float32) for c in claims]
         torch = self._torch
