@@ -100,8 +100,10 @@ phase = manifest["phases"][i]
 cfg = load_config(phase["config"])
 if config_hash(cfg) != phase["config_hash"]:
     sys.exit(f"{phase['config']} hashes to {config_hash(cfg)} here but {phase['config_hash']} where the bundle was made")
+# no checkpoint inside a phase: none can leave the lent machine (the optimiser state is too large), and writing one
+# costs seconds a lease does not have; a phase stopped by MINUTES still exports final/
 cfg = dataclasses.replace(cfg, runtime=dataclasses.replace(cfg.runtime, device="auto", reserve_minutes=1.0, num_threads=8,
-                                                             checkpoint_minutes=3.0, progress=False))
+                                                             checkpoint_minutes=60.0, progress=False))
 print("FINAL", Trainer(config=cfg, output_dir=os.path.expanduser(phase["run"]), max_minutes=minutes).train(resume=True), flush=True)
 PY
   grep -a "FINAL" "$DEST/train-$((i + 1)).log" | tail -1
@@ -121,7 +123,7 @@ FETCH = r"""#!/bin/bash
 # fetch.sh OUT_DIR N [SECONDS]: wait (at most SECONDS, default 540) for go.sh to finish, show the logs' ends, then
 # copy OUT_DIR/return-N into $OUT (the folder a lent machine sends back), or name what is there.
 DEST=${1:?usage: fetch.sh OUT_DIR N [SECONDS]}; N=${2:?which return folder}; T=${3:-540}; s=0
-while [ ! -f "$DEST/DONE" ] && [ ! -f "$DEST/FAILED" ] && [ "$s" -lt "$T" ]; do sleep 5; s=$((s + 5)); done
+while [ ! -f "$DEST/DONE" ] && [ ! -f "$DEST/FAILED" ] && [ "$s" -lt "$T" ]; do sleep 1; s=$((s + 1)); done
 for f in "$DEST"/train-*.log; do [ -f "$f" ] && { echo "== $f"; grep -a "INFO\|Error\|FINAL" "$f" | tail -4 | cut -c1-300; }; done
 if [ -f "$DEST/FAILED" ]; then echo "go.sh failed; its log holds why"; exit 1; fi
 if [ ! -f "$DEST/DONE" ]; then echo "still training after ${T}s; call again"; exit 3; fi
