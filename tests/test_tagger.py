@@ -240,12 +240,15 @@ def test_pieces_of_one_sentence_give_each_sentence_the_source_sentences_that_con
     from veridic.detect import EMBEDDED_TAGGER_NAME, SpanTagger
     from veridic.detect._tagger import _source_budget, resolve_tagger_path
 
-    folder = tmp_path / "tagger"
-    shutil.copytree(resolve_tagger_path(EMBEDDED_TAGGER_NAME), folder)
-    meta = json.loads((folder / "tagger.json").read_text())
-    (folder / "tagger.json").write_text(json.dumps({**meta, "piece_sentences": 1}))
-    shipped, per_sentence = SpanTagger(EMBEDDED_TAGGER_NAME), SpanTagger(folder)
-    assert per_sentence.piece_sentences == 1 and per_sentence.describe()["piece_sentences"] == 1
+    def copy(name: str, piece_sentences: int | None) -> SpanTagger:
+        folder = tmp_path / name
+        shutil.copytree(resolve_tagger_path(EMBEDDED_TAGGER_NAME), folder)
+        meta = {k: v for k, v in json.loads((folder / "tagger.json").read_text()).items() if k != "piece_sentences"}
+        (folder / "tagger.json").write_text(json.dumps(meta if piece_sentences is None else {**meta, "piece_sentences": piece_sentences}))
+        return SpanTagger(folder)
+
+    by_tokens, per_sentence = copy("by-tokens", None), copy("per-sentence", 1)
+    assert by_tokens.piece_sentences is None and per_sentence.describe()["piece_sentences"] == 1
     filler = [f"Acme hired {n} engineers in Ohio last year, its report on engineers in Ohio says." for n in range(100, 3000, 150)]
     support = "The Dayton plant opened in 1999."
     source = " ".join(filler[:10] + [support] + filler[10:])
@@ -256,9 +259,9 @@ def test_pieces_of_one_sentence_give_each_sentence_the_source_sentences_that_con
                             budget=_source_budget(tagger.count_tokens(claim[a:b]), tagger.max_length))[0]
                 for a, b in tagger.pieces(claim)]
 
-    assert shipped.pieces(claim) == [(0, 76)] and support not in windows(shipped)[0]
+    assert by_tokens.pieces(claim) == [(0, 76)] and support not in windows(by_tokens)[0]
     assert per_sentence.pieces(claim) == [(0, 43), (44, 76)] and support in windows(per_sentence)[1]
     # what the model reads follows: the cut support leaves the second sentence marked, the kept one leaves it alone
-    [marked_shipped], [marked_per_sentence] = (t.predict(sources=[source], claims=[claim]) for t in (shipped, per_sentence))
-    assert any(s.start >= 44 for s in marked_shipped)
+    [marked_by_tokens], [marked_per_sentence] = (t.predict(sources=[source], claims=[claim]) for t in (by_tokens, per_sentence))
+    assert any(s.start >= 44 for s in marked_by_tokens)
     assert not any(s.start >= 44 for s in marked_per_sentence)
