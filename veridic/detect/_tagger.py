@@ -84,6 +84,11 @@ def pack_source(source: str, claim: str, *, count_tokens: Callable[[str], int], 
     return " ".join(sents[i] for i in sorted(keep)), len(keep)
 
 
+def _is_sentence_bound(value: object) -> bool:
+    """Whether ``value`` may bound a claim piece's sentences: None (no bound) or a positive int, never a bool."""
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
+
+
 def claim_pieces(claim: str, *, count_tokens: Callable[[str], int], max_tokens: int = CLAIM_PIECE_TOKENS,
                  max_sentences: int | None = None) -> list[tuple[int, int]]:
     """Character ranges of consecutive claim sentences, each within ``max_tokens`` (a longer sentence alone) and, when
@@ -94,7 +99,7 @@ def claim_pieces(claim: str, *, count_tokens: Callable[[str], int], max_tokens: 
     """
     from veridic.text import split_sentences
 
-    if max_sentences is not None and (isinstance(max_sentences, bool) or not isinstance(max_sentences, int) or max_sentences < 1):
+    if not _is_sentence_bound(max_sentences):
         raise ConfigError(f"max_sentences must be a positive whole number or None; got {max_sentences!r}.")
     sents = split_sentences(claim) or []
     if not sents:
@@ -194,8 +199,7 @@ class SpanTagger:
         self.max_length = int(self.meta.get("max_length", 256))
         # absent in taggers written before the setting existed: pieces bounded by tokens alone, as they were scored
         self.piece_sentences = self.meta.get("piece_sentences")
-        if self.piece_sentences is not None and (isinstance(self.piece_sentences, bool) or not isinstance(self.piece_sentences, int)
-                                                 or self.piece_sentences < 1):
+        if not _is_sentence_bound(self.piece_sentences):
             raise ConfigError(f"{meta_file}: piece_sentences must be a positive whole number (or absent); got "
                               f"{self.piece_sentences!r}. Remove the key to tag pieces of up to {CLAIM_PIECE_TOKENS} tokens.")
         self.batch_size = batch_size
