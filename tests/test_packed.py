@@ -14,7 +14,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from veridic.errors import ModelLoadError  # noqa: E402
 from veridic.nli import load_backend  # noqa: E402
-from veridic.nli.packed import PACKED_MARKER, pack_state_dict, unpack_state_dict, write_packed  # noqa: E402
+from veridic.nli.packed import PACKED_MARKER, pack_state_dict, read_packed, reshard_packed, unpack_state_dict, write_packed  # noqa: E402
 
 PAIRS = (["The company hired 200 engineers in 2023.", "Paris is the capital of France.", "A man is playing a guitar."],
          ["The company laid off engineers.", "France's capital is Paris.", "Nobody is playing music."])
@@ -54,6 +54,21 @@ def test_packed_tiny_model_scores_like_the_original(tmp_path, tiny_nli_dir):
     a, b = full.predict(*PAIRS), packed.predict(*PAIRS)
     assert np.abs(a - b).max() < 0.01
     assert not np.array_equal(a, b)  # it really is the rounded copy
+
+
+def test_resharding_moves_the_stored_values_without_quantising_again(tmp_path, tiny_nli_dir):
+    from safetensors.torch import load_file
+
+    one = write_packed(model_dir=tiny_nli_dir, out_dir=tmp_path / "p", max_shard_mb=1e3)
+    stored = load_file(str(one[0]))
+    before = read_packed(tmp_path / "p")
+    shards = reshard_packed(model_dir=tmp_path / "p", max_shard_mb=0.02)
+    assert len(shards) > 1 and all(p.stat().st_size <= 0.02e6 + 4096 for p in shards)  # + the safetensors header
+    after = {k: v for p in shards for k, v in load_file(str(p)).items()}
+    assert after.keys() == stored.keys() and all(torch.equal(after[k], stored[k]) for k in stored)
+    again = read_packed(tmp_path / "p")
+    assert all(torch.equal(again[k], before[k]) for k in before)
+    assert (tmp_path / "p" / "config.json").exists() and not (tmp_path / "p.packing").exists()
 
 
 def test_a_damaged_or_missing_shard_is_refused(tmp_path, tiny_nli_dir):

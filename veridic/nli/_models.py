@@ -28,6 +28,8 @@ KNOWN_CHECKPOINTS = {
 EMBEDDED_MODELS = {
     EMBEDDED_MODEL_NAME: "the fast default: MiniLM-L6 (22M parameters), configs/nli-minilm*.yaml",
     "veridic-nli-mpnet-l6": "the accurate tier: the first 6 layers of MPNet-base (about 67M parameters), configs/nli-base-v*.yaml",
+    "veridic-nli-mpnet-base": "the accurate tier: all 12 layers of MPNet-base (about 110M parameters), "
+                              "configs/nli-base-l12-v*.yaml",
     "veridic-nli-minilm-commercial": "the fast model trained only on data whose licences allow commercial use: MiniLM-L6, "
                                      "configs/nli-minilm-commercial.yaml",
 }

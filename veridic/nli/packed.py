@@ -26,7 +26,7 @@ from typing import Any
 
 from veridic.errors import ModelLoadError
 
-__all__ = ["PACKED_MARKER", "pack_state_dict", "unpack_state_dict", "write_packed", "read_packed", "is_packed", "load_packed_model"]
+__all__ = ["PACKED_MARKER", "pack_state_dict", "unpack_state_dict", "write_packed", "reshard_packed", "read_packed", "is_packed", "load_packed_model"]
 
 PACKED_MARKER = "veridic_packed.json"
 FORMAT = "veridic-int8-rows-v1"
@@ -87,7 +87,7 @@ def write_packed(*, model_dir: str | Path, out_dir: str | Path, max_shard_mb: fl
     ``max_shard_mb`` MB each (kept under common 100 MB file limits). Written to a temporary folder
     and renamed into place, so a failure never leaves half a model.
     """
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import load_file
 
     src, dest = Path(model_dir), Path(out_dir)
     weights = src / "model.safetensors"
@@ -101,6 +101,31 @@ def write_packed(*, model_dir: str | Path, out_dir: str | Path, max_shard_mb: fl
     for f in src.iterdir():
         if f.is_file() and f.name not in {"model.safetensors", "training_args.bin", PACKED_MARKER} and not f.name.startswith("packed-"):
             shutil.copy(f, tmp / f.name)
+    return _write_shards(packed, tmp=tmp, dest=dest, max_shard_mb=max_shard_mb)
+
+
+def reshard_packed(*, model_dir: str | Path, max_shard_mb: float = 95.0) -> list[Path]:
+    """Split a packed folder's shards again, at most ``max_shard_mb`` MB each; returns the shard paths.
+
+    The int8 values and scales are moved, never quantised again: weights packed on another machine (one shard for
+    a whole base-size model) ship under a repository's file limits with exactly the values that were scored.
+    """
+    d = Path(model_dir)
+    packed = _read_raw(d, verify=True)
+    tmp = d.with_name(d.name + ".packing")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    for f in d.iterdir():
+        if f.is_file() and f.name != PACKED_MARKER and not f.name.startswith("packed-"):
+            shutil.copy(f, tmp / f.name)
+    return _write_shards(packed, tmp=tmp, dest=d, max_shard_mb=max_shard_mb)
+
+
+def _write_shards(packed: dict[str, Any], *, tmp: Path, dest: Path, max_shard_mb: float) -> list[Path]:
+    """Packed tensors into shards under ``tmp`` (which holds the small files already), then ``tmp`` becomes ``dest``."""
+    from safetensors.torch import save_file
+
     limit = int(max_shard_mb * 1e6)
     shards: list[dict[str, Any]] = [{}]
     size = 0
@@ -148,9 +173,13 @@ def is_packed(model_dir: str | Path) -> bool:
 
 def read_packed(model_dir: str | Path, *, verify: bool = True) -> dict[str, Any]:
     """The fp32 state dict of a packed folder; each shard's sha256 is checked first (``verify``)."""
+    return unpack_state_dict(_read_raw(Path(model_dir), verify=verify))
+
+
+def _read_raw(d: Path, *, verify: bool) -> dict[str, Any]:
+    """The packed tensors (int8 values, fp16 scales, fp32 others) of every shard, as stored."""
     from safetensors.torch import load_file
 
-    d = Path(model_dir)
     meta = json.loads((d / PACKED_MARKER).read_text())
     if meta.get("format") != FORMAT:
         raise ModelLoadError(f"{d}: packed format {meta.get('format')!r} is not {FORMAT!r}; upgrade veridic")
@@ -162,4 +191,4 @@ def read_packed(model_dir: str | Path, *, verify: bool = True) -> dict[str, Any]
         if verify and _sha256(p) != digest:
             raise ModelLoadError(f"{d}: shard {name} is damaged (sha256 differs from {PACKED_MARKER}); reinstall the model")
         packed.update(load_file(str(p)))
-    return unpack_state_dict(packed)
+    return packed
