@@ -118,6 +118,10 @@ def test_a_bad_piece_setting_in_tagger_json_is_refused_with_what_to_do(tmp_path)
     (tmp_path / "tagger.json").write_text(json.dumps({"threshold": 0.3, "piece_sentences": 0}))
     with pytest.raises(ConfigError, match="piece_sentences must be a positive whole number.*Remove the key"):
         SpanTagger(tmp_path)
+    for meta in ({"piece_context_sentences": 1}, {"piece_sentences": 1, "piece_context_sentences": True}):
+        (tmp_path / "tagger.json").write_text(json.dumps({"threshold": 0.3, **meta}))
+        with pytest.raises(ConfigError, match="piece_context_sentences must be .* needs piece_sentences.*Remove the key"):
+            SpanTagger(tmp_path)
 
 
 def test_a_folder_without_tagger_json_is_refused(tmp_path):
@@ -265,3 +269,47 @@ def test_pieces_of_one_sentence_give_each_sentence_the_source_sentences_that_con
     [marked_by_tokens], [marked_per_sentence] = (t.predict(sources=[source], claims=[claim]) for t in (by_tokens, per_sentence))
     assert any(s.start >= 44 for s in marked_by_tokens)
     assert not any(s.start >= 44 for s in marked_per_sentence)
+
+
+def test_context_sentences_are_read_with_a_piece_but_never_marked_by_it(tmp_path):
+    """Each sentence read with the one before it (``piece_context_sentences``): the first sentence, which has none,
+    is scored exactly as when read alone; what the second sentence's input adds never reaches the first."""
+    pytest.importorskip("torch")
+    import shutil
+
+    from veridic.detect import EMBEDDED_TAGGER_NAME, SpanTagger
+    from veridic.detect._tagger import resolve_tagger_path
+
+    def copy(name: str, **extra: int) -> SpanTagger:
+        folder = tmp_path / name
+        shutil.copytree(resolve_tagger_path(EMBEDDED_TAGGER_NAME), folder)
+        meta = json.loads((folder / "tagger.json").read_text())
+        (folder / "tagger.json").write_text(json.dumps({**meta, "piece_sentences": 1, **extra}))
+        return SpanTagger(folder)
+
+    alone, with_context = copy("alone"), copy("context", piece_context_sentences=1)
+    source = "John Smith was born in Paris in 1950. He studied law at Oxford and later taught in Rome."
+    claim = "John Smith was born in Paris. He studied medicine at Oxford. He taught in Rome."
+    assert alone.windows(claim) == [(0, 0, 29), (30, 30, 60), (61, 61, 79)]
+    assert with_context.windows(claim) == [(0, 0, 29), (0, 30, 60), (30, 61, 79)]
+    assert not with_context.sees_whole_source(source=source * 40, claim=claim)
+    [p_alone], [p_context] = (t.char_probabilities(sources=[source], claims=[claim]) for t in (alone, with_context))
+    # the first sentence: the same input (up to the batch's padding), and nothing of the second's input leaked back
+    assert np.allclose(p_alone[:29], p_context[:29], atol=1e-5)
+    assert not np.array_equal(p_alone[30:], p_context[30:])  # the later ones were read with the sentence before
+    assert p_context[29] == 0  # the space between two sentences is no token's
+
+    # A model that marks every token of an input holding "medicine": the second sentence's input also holds the
+    # first sentence, whose characters must keep what the first sentence's own input gave them.
+    import torch
+
+    class MarksMedicine:
+        def __call__(self, input_ids, **_):
+            hot = torch.tensor([4.0 if "medicine" in with_context.tokenizer.decode(row) else -4.0 for row in input_ids])
+            logits = torch.zeros(*input_ids.shape, 2)
+            logits[..., 1] = hot[:, None]
+            return type("Out", (), {"logits": logits})()
+
+    with_context.model = MarksMedicine()
+    [p] = with_context.char_probabilities(sources=[source], claims=[claim])
+    assert p[:29].max() < 0.1 and p[30:32].min() > 0.9  # "John ... Paris." kept low, "He" marked

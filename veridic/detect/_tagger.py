@@ -6,7 +6,9 @@ they share with the claim piece, the best kept in their original order until the
 rest is cut, and :meth:`SpanTagger.predict` reports how many source sentences each piece saw). A claim longer
 than :data:`CLAIM_PIECE_TOKENS` tokens is tagged in pieces of whole sentences, each with its own packed source;
 ``"piece_sentences": N`` in ``tagger.json`` also ends a piece after N sentences, so that each sentence of a long
-summary is tagged against the source sentences that concern it rather than a share of a window packed for all.
+summary is tagged against the source sentences that concern it rather than a share of a window packed for all;
+``"piece_context_sentences": C`` then shows the model the C sentences before each piece too (read, never marked, and
+not used to pack the source), so that "He" in one sentence still has the name the sentence before gives it.
 
 A token's probability is that its text is unsupported; a span is a maximal run of words whose probability
 reaches the threshold fitted on held-back training rows (stored beside the weights in ``tagger.json``).
@@ -202,6 +204,12 @@ class SpanTagger:
         if not _is_sentence_bound(self.piece_sentences):
             raise ConfigError(f"{meta_file}: piece_sentences must be a positive whole number (or absent); got "
                               f"{self.piece_sentences!r}. Remove the key to tag pieces of up to {CLAIM_PIECE_TOKENS} tokens.")
+        # absent: a piece is read alone, as taggers written before the setting were scored
+        self.piece_context = self.meta.get("piece_context_sentences")
+        if self.piece_context is not None and (not _is_sentence_bound(self.piece_context) or self.piece_sentences is None):
+            raise ConfigError(f"{meta_file}: piece_context_sentences must be a positive whole number and needs piece_sentences; "
+                              f"got {self.piece_context!r} with piece_sentences {self.piece_sentences!r}. Remove the key to read "
+                              "each piece alone.")
         self.batch_size = batch_size
         self._torch = torch
         self.device = torch.device(check_device(device))
@@ -216,37 +224,58 @@ class SpanTagger:
         """The character ranges of ``claim`` tagged one at a time, each against its own packed source."""
         return claim_pieces(claim, count_tokens=self.count_tokens, max_sentences=self.piece_sentences)
 
+    def windows(self, claim: str) -> list[tuple[int, int, int]]:
+        """``(read_from, start, end)`` for each piece: the model reads ``claim[read_from:end]`` and marks only
+        ``claim[start:end]``; ``read_from < start`` where ``piece_context_sentences`` shows sentences before it.
+
+        The context never pushes the text read past :data:`CLAIM_PIECE_TOKENS` (fewer sentences, or none, are shown).
+        """
+        pieces = self.pieces(claim)
+        if not self.piece_context:
+            return [(a, a, b) for a, b in pieces]
+        from veridic.text import split_sentences
+
+        starts = [s.start for s in split_sentences(claim) or []]
+        out = []
+        for a, b in pieces:
+            before = [x for x in starts if x < a][-self.piece_context:]
+            read_from = next((x for x in before if self.count_tokens(claim[x:b]) <= CLAIM_PIECE_TOKENS), a)
+            out.append((read_from, a, b))
+        return out
+
     def sees_whole_source(self, *, source: str, claim: str) -> bool:
         """Whether every piece of ``claim`` is tagged against the whole ``source`` (nothing cut by packing)."""
         n = self.count_tokens(source)
-        return all(n <= _source_budget(self.count_tokens(claim[a:b]), self.max_length)
-                   for a, b in self.pieces(claim))
+        return all(n <= _source_budget(self.count_tokens(claim[c:b]), self.max_length)
+                   for c, _, b in self.windows(claim))
 
-    def encode(self, claim_piece: str, source: str) -> Any:
-        """The model input of one claim piece against its packed source (claim first, never truncated)."""
-        return encode_pair(self.tokenizer, claim_piece, source, max_length=self.max_length, count_tokens=self.count_tokens)
+    def encode(self, claim_piece: str, source: str, *, rank_by: str | None = None) -> Any:
+        """The model input of one claim piece against its packed source (claim first, never truncated); the source
+        is packed by the words of ``rank_by`` (the marked part of a piece read with context), else of the piece."""
+        return encode_pair(self.tokenizer, claim_piece, source, max_length=self.max_length, count_tokens=self.count_tokens,
+                           rank_by=rank_by)
 
     def char_probabilities(self, *, sources: Sequence[str], claims: Sequence[str]) -> list[np.ndarray]:
         """For each claim, the probability that each character is unsupported (0 for whitespace)."""
         if isinstance(sources, str) or isinstance(claims, str) or len(sources) != len(claims):
             raise InputError("sources and claims must be lists of strings of the same length (one source per claim).")
-        jobs: list[tuple[int, int, dict[str, Any]]] = []
+        jobs: list[tuple[int, int, int, dict[str, Any]]] = []
         for k, (src, clm) in enumerate(zip(sources, claims)):
             if not isinstance(src, str) or not isinstance(clm, str):
                 raise InputError(f"Pair {k}: source and claim must be strings; got {type(src).__name__} and {type(clm).__name__}.")
-            for a, b in self.pieces(clm):
-                jobs.append((k, a, self.encode(clm[a:b], src)))
+            for c, a, b in self.windows(clm):
+                jobs.append((k, c, a, self.encode(clm[c:b], src, rank_by=clm[a:b] if c < a else None)))
         out = [np.zeros(len(c), dtype=np.float32) for c in claims]
         torch = self._torch
         for i in range(0, len(jobs), self.batch_size):
             part = jobs[i:i + self.batch_size]
-            feats = [{k: v for k, v in j[2].items() if k in ("input_ids", "attention_mask", "token_type_ids")} for j in part]
+            feats = [{k: v for k, v in j[3].items() if k in ("input_ids", "attention_mask", "token_type_ids")} for j in part]
             batch = self.tokenizer.pad(feats, return_tensors="pt").to(self.device)
             with torch.inference_mode():
                 probs = torch.softmax(self.model(**batch).logits.float(), dim=-1)[..., 1].cpu().numpy()
-            for (k, offset, enc), p in zip(part, probs):
+            for (k, offset, start, enc), p in zip(part, probs):
                 for t, (sid, (a, b)) in enumerate(zip(enc.sequence_ids(), enc["offset_mapping"])):
-                    if sid == 0 and b > a:
+                    if sid == 0 and b > a and offset + a >= start:  # context before the piece is read, not marked
                         out[k][offset + a: offset + b] = np.maximum(out[k][offset + a: offset + b], p[t])
         return out
 
@@ -279,10 +308,13 @@ def _source_budget(piece_tokens: int, max_length: int) -> int:
     return max(16, max_length - min(piece_tokens, CLAIM_PIECE_TOKENS * 2) - 3)
 
 
-def encode_pair(tokenizer: Any, claim_piece: str, source: str, *, max_length: int, count_tokens: Callable[[str], int]) -> Any:
+def encode_pair(tokenizer: Any, claim_piece: str, source: str, *, max_length: int, count_tokens: Callable[[str], int],
+                rank_by: str | None = None) -> Any:
     """``tokenizer(claim_piece, packed source)`` with offsets: the claim first and never truncated, the source packed
-    (:func:`pack_source`) into what is left of ``max_length``. Training and inference encode through here."""
-    packed, _ = pack_source(source, claim_piece, count_tokens=count_tokens, budget=_source_budget(count_tokens(claim_piece), max_length))
+    (:func:`pack_source`, ranked by the words of ``rank_by`` or else of the piece) into what is left of
+    ``max_length``. Training and inference encode through here."""
+    packed, _ = pack_source(source, claim_piece if rank_by is None else rank_by, count_tokens=count_tokens,
+                            budget=_source_budget(count_tokens(claim_piece), max_length))
     # A single claim sentence longer than the window (rare) is cut too, rather than failing the batch.
     mode = "only_second" if count_tokens(claim_piece) < max_length - 19 else "longest_first"
     return tokenizer(claim_piece, packed, truncation=mode, max_length=max_length, return_offsets_mapping=True)
