@@ -109,6 +109,26 @@ def test_config_is_checked():
         TaggerTrainConfig(max_length=8)
     with pytest.raises(ConfigError, match="held_back_fraction"):
         TaggerTrainConfig(held_back_fraction=1.0)
+    for bad in (0, True, 1.5):
+        with pytest.raises(ConfigError, match="piece_sentences must be a positive whole number"):
+            TaggerTrainConfig(piece_sentences=bad)
+
+
+def test_training_features_follow_the_piece_setting(tiny_nli_dir):
+    """A tagger trained on one-sentence pieces sees, in training, the inputs it will read at inference."""
+    pytest.importorskip("torch")
+    from transformers import AutoTokenizer
+
+    from veridic.detect._tagger_train import _features
+
+    tok = AutoTokenizer.from_pretrained(tiny_nli_dir)
+    claim = "Acme hired 250 engineers. The plant opened in 1999."
+    row = {"id": "x", "source": "Acme hired 200 engineers. The plant opened in 1999.", "claim": claim,
+           "spans": [{"start": claim.index("250"), "end": claim.index("250") + 3}]}
+    whole, by_sentence = _features([row], tok, max_length=64), _features([row], tok, max_length=64, piece_sentences=1)
+    assert len(whole) == 1 and len(by_sentence) == 2
+    assert sum(x == 1 for x in whole[0]["labels"]) == sum(x == 1 for x in by_sentence[0]["labels"]) >= 1
+    assert not any(x == 1 for x in by_sentence[1]["labels"])  # the second sentence holds no span
 
 
 def test_a_bad_piece_setting_in_tagger_json_is_refused_with_what_to_do(tmp_path):
@@ -147,7 +167,7 @@ def test_training_in_two_stages_resumes_and_writes_a_tagger(tmp_path, tiny_nli_d
     from veridic.detect._tagger import SpanTagger
     from veridic.detect._tagger_train import train_tagger
 
-    cfg = TaggerTrainConfig(backbone=str(tiny_nli_dir), max_length=64, epochs=2, batch_size=4, held_back_fraction=0.3)
+    cfg = TaggerTrainConfig(backbone=str(tiny_nli_dir), max_length=64, epochs=2, batch_size=4, held_back_fraction=0.3, piece_sentences=1)
     first = train_tagger(rows=_rows(24), output_dir=tmp_path / "run", config=cfg, max_minutes=0)
     assert not first["finished"] and first["step"] >= 1
     assert list((tmp_path / "run" / "checkpoints").glob("checkpoint-*"))
@@ -163,6 +183,7 @@ def test_training_in_two_stages_resumes_and_writes_a_tagger(tmp_path, tiny_nli_d
     assert done["finished"] and done["step"] == done["max_steps"] > first["step"]
     tagger = SpanTagger(done["path"])
     assert tagger.threshold == done["threshold"] and 0 < tagger.threshold < 1
+    assert tagger.piece_sentences == 1  # read at inference in the pieces it was trained on
     # The pipeline's flag threshold is fitted on the same held-back rows, never below the span threshold.
     assert tagger.meta["flag_threshold"] == done["flag_threshold"] >= tagger.threshold
     assert set(tagger.meta["flag_threshold_scan"]) and 0.0 <= tagger.meta["held_back_flag_bacc"] <= 1.0
@@ -313,3 +334,12 @@ def test_context_sentences_are_read_with_a_piece_but_never_marked_by_it(tmp_path
     with_context.model = MarksMedicine()
     [p] = with_context.char_probabilities(sources=[source], claims=[claim])
     assert p[:29].max() < 0.1 and p[30:32].min() > 0.9  # "John ... Paris." kept low, "He" marked
+
+
+def test_train_tagger_refuses_a_piece_bound_below_one():
+    from typer.testing import CliRunner
+
+    from veridic.cli import app
+
+    res = CliRunner().invoke(app, ["detect", "train-tagger", "--piece-sentences", "0"])
+    assert res.exit_code != 0 and "piece-sentences" in res.output

@@ -43,12 +43,19 @@ class TaggerTrainConfig:
     save_minutes: float = 15.0
     held_back_fraction: float = 0.2
     thresholds: tuple[float, ...] = field(default_factory=lambda: tuple(round(0.05 * i, 2) for i in range(2, 19)))
+    #: claim pieces of at most this many sentences, in training and (written to ``tagger.json``) at inference;
+    #: None: pieces bounded by tokens alone, as the first taggers were trained
+    piece_sentences: int | None = None
 
     def __post_init__(self) -> None:
+        from veridic.detect._tagger import _is_sentence_bound
+
         if self.max_length < 64 or self.batch_size < 1 or self.epochs <= 0 or self.lr <= 0:
             raise ConfigError(f"TaggerTrainConfig: max_length >= 64, batch_size >= 1, epochs > 0 and lr > 0 are required; got {self}.")
         if not 0 <= self.held_back_fraction < 1:
             raise ConfigError(f"held_back_fraction must lie in [0, 1); got {self.held_back_fraction}.")
+        if not _is_sentence_bound(self.piece_sentences):
+            raise ConfigError(f"piece_sentences must be a positive whole number or None; got {self.piece_sentences!r}.")
 
 
 def held_back(row_id: str, fraction: float) -> bool:
@@ -72,7 +79,7 @@ def token_labels(offsets: Sequence[tuple[int, int]], sequence_ids: Sequence[int 
     return out
 
 
-def _features(rows: Sequence[dict[str, Any]], tokenizer: Any, *, max_length: int) -> list[dict[str, Any]]:
+def _features(rows: Sequence[dict[str, Any]], tokenizer: Any, *, max_length: int, piece_sentences: int | None = None) -> list[dict[str, Any]]:
     from veridic.detect._tagger import claim_pieces, encode_pair, token_counter
 
     count = token_counter(tokenizer)
@@ -80,7 +87,7 @@ def _features(rows: Sequence[dict[str, Any]], tokenizer: Any, *, max_length: int
     feats = []
     for r in rows:
         claim = r["claim"]
-        for a, b in claim_pieces(claim, count_tokens=count):
+        for a, b in claim_pieces(claim, count_tokens=count, max_sentences=piece_sentences):
             enc = encode_pair(tokenizer, claim[a:b], r["source"], max_length=max_length, count_tokens=count)
             spans = [(max(0, s["start"] - a), min(b, s["end"]) - a) for s in r["spans"] if s["end"] > a and s["start"] < b]
             feat = {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
@@ -175,7 +182,7 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
     model = AutoModelForTokenClassification.from_pretrained(base, num_labels=2, id2label={0: "supported", 1: "unsupported"},
                                                             label2id={"supported": 0, "unsupported": 1}, ignore_mismatched_sizes=True)
     torch.manual_seed(config.seed)
-    feats = _features(train_rows, tokenizer, max_length=config.max_length)
+    feats = _features(train_rows, tokenizer, max_length=config.max_length, piece_sentences=config.piece_sentences)
 
     class _Data(torch.utils.data.Dataset):
         def __len__(self) -> int:
@@ -215,6 +222,8 @@ def _finalise(final: Path, held_rows: Sequence[dict[str, Any]], config: TaggerTr
 
     meta = {"max_length": config.max_length, "threshold": 0.5, "config": asdict(config), "data": data_card or {}, "step": step,
             "finished": finished}
+    if config.piece_sentences is not None:  # inference reads claims in the pieces training saw (and the threshold is fitted so)
+        meta["piece_sentences"] = config.piece_sentences
     atomic_write_text(final / TAGGER_FILE, json.dumps(meta, indent=2) + "\n")
     probs = SpanTagger(final).char_probabilities(sources=[r["source"] for r in held_rows], claims=[r["claim"] for r in held_rows])
     threshold, scores = _best_threshold(held_rows, probs, config.thresholds)

@@ -333,6 +333,8 @@ if typer is not None:
         entfa_repeat: int = typer.Option(4, "--entfa-repeat", help="Times each EntFA train row is listed (the only human span data)."),
         max_minutes: float | None = typer.Option(None, "--max-minutes", help="Stop with a checkpoint after this many minutes; run again to resume."),
         export_checkpoint: bool = typer.Option(False, "--export-checkpoint", help="Make the newest checkpoint the tagger (the budget ended before the epochs)."),
+        piece_sentences: int | None = typer.Option(None, "--piece-sentences", min=1,
+                                                   help="Train on claim pieces of at most this many sentences (and read claims so at inference)."),
     ) -> None:
         """Train the span tagger on EntFA train and the synthetic span corpus, in resumable stages (docs/preregistration/span-tagger.md)."""
         import gzip
@@ -361,10 +363,11 @@ if typer is not None:
             rows = [*syn, *entfa * entfa_repeat]
             card = {"synthetic": card_syn[0] if len(card_syn) == 1 else card_syn,
                     "entfa_xsum_train": {"rows": len(entfa), "repeat": entfa_repeat}}
+            config = TaggerTrainConfig(piece_sentences=piece_sentences)
             if export_checkpoint:
-                summary = export_newest_checkpoint(rows=rows, output_dir=out, config=TaggerTrainConfig(), data_card=card)
+                summary = export_newest_checkpoint(rows=rows, output_dir=out, config=config, data_card=card)
             else:
-                summary = train_tagger(rows=rows, output_dir=out, config=TaggerTrainConfig(), max_minutes=max_minutes, data_card=card)
+                summary = train_tagger(rows=rows, output_dir=out, config=config, max_minutes=max_minutes, data_card=card)
         except VeridicError as exc:
             _fail(exc)
             return
