@@ -93,15 +93,7 @@ def write_packed(*, model_dir: str | Path, out_dir: str | Path, max_shard_mb: fl
     weights = src / "model.safetensors"
     if not weights.exists():
         raise ModelLoadError(f"{src} holds no model.safetensors to pack")
-    packed = pack_state_dict(load_file(str(weights)))
-    tmp = dest.with_name(dest.name + ".packing")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    for f in src.iterdir():
-        if f.is_file() and f.name not in {"model.safetensors", "training_args.bin", PACKED_MARKER} and not f.name.startswith("packed-"):
-            shutil.copy(f, tmp / f.name)
-    return _write_shards(packed, tmp=tmp, dest=dest, max_shard_mb=max_shard_mb)
+    return _write_shards(pack_state_dict(load_file(str(weights))), src=src, dest=dest, max_shard_mb=max_shard_mb)
 
 
 def reshard_packed(*, model_dir: str | Path, max_shard_mb: float = 95.0) -> list[Path]:
@@ -111,21 +103,21 @@ def reshard_packed(*, model_dir: str | Path, max_shard_mb: float = 95.0) -> list
     a whole base-size model) ship under a repository's file limits with exactly the values that were scored.
     """
     d = Path(model_dir)
-    packed = _read_raw(d, verify=True)
-    tmp = d.with_name(d.name + ".packing")
+    return _write_shards(_read_raw(d, verify=True), src=d, dest=d, max_shard_mb=max_shard_mb)
+
+
+def _write_shards(packed: dict[str, Any], *, src: Path, dest: Path, max_shard_mb: float) -> list[Path]:
+    """``src``'s small files (config, tokenizer, card; no weights) and the packed tensors in shards, written to a
+    temporary folder that then becomes ``dest`` (which may be ``src``)."""
+    from safetensors.torch import save_file
+
+    tmp = dest.with_name(dest.name + ".packing")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    for f in d.iterdir():
-        if f.is_file() and f.name != PACKED_MARKER and not f.name.startswith("packed-"):
+    for f in src.iterdir():
+        if f.is_file() and f.name not in {"model.safetensors", "training_args.bin", PACKED_MARKER} and not f.name.startswith("packed-"):
             shutil.copy(f, tmp / f.name)
-    return _write_shards(packed, tmp=tmp, dest=d, max_shard_mb=max_shard_mb)
-
-
-def _write_shards(packed: dict[str, Any], *, tmp: Path, dest: Path, max_shard_mb: float) -> list[Path]:
-    """Packed tensors into shards under ``tmp`` (which holds the small files already), then ``tmp`` becomes ``dest``."""
-    from safetensors.torch import save_file
-
     limit = int(max_shard_mb * 1e6)
     shards: list[dict[str, Any]] = [{}]
     size = 0
