@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Resume the accurate tier's pre-registered training (docs/preregistration/nli-base.md) for one stage.
 #
-#   bash scripts/train_base.sh [MINUTES] [PHASE]      # defaults: 150 minutes, phase "auto"
-#   BASE=nli-base-l12 bash scripts/train_base.sh 150  # the second round (all 12 layers): configs/nli-base-l12-v*.yaml
+#   bash scripts/train_base.sh [MINUTES] [PHASE]      # defaults: 150 minutes, phase "auto", the current round
+#   BASE=nli-base bash scripts/train_base.sh 150      # the first round (6 layers, finished): configs/nli-base-v*.yaml
 #
 # PHASE v1 or v2 runs that phase only; "auto" runs phase 1 until it is finished (its training_summary.json says
 # "completed"; a stage that stops on its time budget also exports final/, so that folder alone proves nothing) and
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MINUTES="${1:-150}"
 PHASE="${2:-auto}"
-BASE="${BASE:-nli-base}"   # the round: configs/$BASE-v1.yaml and -v2.yaml, run folders $ROOT/$BASE-v1 and -v2
+BASE="${BASE:-nli-base-l12}"   # the round: configs/$BASE-v1.yaml and -v2.yaml, run folders $ROOT/$BASE-v1 and -v2
 ROOT="${VERIDIC_TRAIN_DIR:-$HOME/.cache/veridic/train}"
 VERIDIC="${VERIDIC_BIN:-.venv/bin/veridic}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1

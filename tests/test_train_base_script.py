@@ -50,6 +50,12 @@ def test_the_second_round_runs_its_own_configs_into_its_own_folders(tmp_path):
 def test_an_unfinished_first_phase_does_not_start_the_second(tmp_path):
     res, calls = _run(tmp_path, "30", stop="time_budget")
     assert res.returncode == 0, res.stderr
+    assert calls == [f"train nli --config configs/nli-base-l12-v1.yaml --output {tmp_path}/train/nli-base-l12-v1 --max-minutes 30 --resume"]
+
+
+def test_the_first_round_is_still_reachable_by_name(tmp_path):
+    res, calls = _run(tmp_path, "30", base="nli-base", stop="time_budget")
+    assert res.returncode == 0, res.stderr
     assert calls == [f"train nli --config configs/nli-base-v1.yaml --output {tmp_path}/train/nli-base-v1 --max-minutes 30 --resume"]
 
 
