@@ -247,12 +247,13 @@ def test_a_tagger_folder_stores_the_pipeline_settings_that_load_detector_applies
     (folder / "tagger.json").write_text(json.dumps(meta))
     plain = load_detector(backend="dummy", tagger=folder)  # no stored settings: the constructor's defaults
     assert (plain.overrule, plain.spans_per_sentence, plain.word_threshold) == (True, None, meta["threshold"])
-    assert (plain.content_words, plain.fixes_explain) == (False, False)
-    meta["pipeline"] = {"overrule": False, "spans_per_sentence": 1, "word_threshold": 0.4, "content_words": True, "fixes_explain": True}
+    assert (plain.content_words, plain.fixes_explain, plain.unsupported_fill) == (False, False, None)
+    meta["pipeline"] = {"overrule": False, "spans_per_sentence": 1, "word_threshold": 0.4, "content_words": True, "fixes_explain": True,
+                        "unsupported_fill": "absent-words"}
     (folder / "tagger.json").write_text(json.dumps(meta))
     det = load_detector(backend="dummy", tagger=folder)
     assert (det.overrule, det.spans_per_sentence, det.word_threshold, det.flag_threshold) == (False, 1, 0.4, meta["flag_threshold"])
-    assert (det.content_words, det.fixes_explain) == (True, True)
+    assert (det.content_words, det.fixes_explain, det.unsupported_fill) == (True, True, "absent-words")
     assert load_detector(backend="dummy", tagger=folder, flag_threshold=0.7).flag_threshold == 0.7  # the argument wins
     meta["pipeline"] = {"spans_per_sentense": 1}
     (folder / "tagger.json").write_text(json.dumps(meta))
@@ -280,3 +281,31 @@ def test_the_shipped_pipeline_fixes_a_wrong_name_instead_of_deleting_its_sentenc
                    evidence=evidence)
     assert [(s.text, s.suggestion) for s in r.spans] == [("45", "33"), ("Frank Gehry", "Renzo Piano")]
     assert r.edited == "The antenna cost about 33 million euros. The station was designed by the architect Renzo Piano."
+
+
+def test_unsupported_fill_marks_what_the_judge_rejects_where_nothing_else_stands(rules):
+    claim = "The dish was designed by a famous architect."
+    plain = run(rules, claim, [])
+    verdict = plain.sentences[0]
+    assert plain.score is not None and rules.scorer.decide(plain.score) == "unsupported"
+    assert not verdict.e >= max(verdict.n, verdict.c)  # the judge does not entail it
+    assert plain.spans == ()  # without the fill: flagged, but nothing marked
+    words = run(rules, claim, [], unsupported_fill="absent-words")
+    # The absent words joined across the function words between them, never the words the evidence uses.
+    assert [(s.text, s.type, s.reason) for s in words.spans] == [("dish was designed by a famous architect", "unverifiable", "judge+absent-words")]
+    assert words.spans[0].confidence == pytest.approx(1 - verdict.e)
+    whole = run(rules, claim, [], unsupported_fill="sentence")
+    assert [(s.text, s.type) for s in whole.spans] == [("The dish was designed by a famous architect", "unverifiable")]
+    named = run(rules, "A dish was shipped from Lyon.", [], unsupported_fill="absent-words")
+    assert [(s.text, s.type) for s in named.spans] == [("dish was shipped from Lyon", "invented")]
+    for r in (words, whole, named):
+        validate_spans(passage=r.passage, spans=r.spans)
+
+
+def test_unsupported_fill_leaves_sentences_that_hold_a_span_or_that_the_judge_entails(rules):
+    claim = "The antenna cost 33 million euros. It was built by Boeing in Lyon."
+    r = run(rules, claim, [("Boeing", 0.95)], unsupported_fill="sentence")
+    assert [s.text for s in r.spans] == ["Boeing"]  # the sentence already holds a proposal: "Lyon" stays unmarked
+    assert run(rules, "The antenna cost 33 million euros.", [], unsupported_fill="absent-words").spans == ()
+    with pytest.raises(ConfigError, match="unsupported_fill must be one of"):
+        TaggedDetector(detector=rules, tagger=MarkTagger([]), unsupported_fill="words")

@@ -28,6 +28,7 @@ judge's score (``DetectionResult.score``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -37,18 +38,24 @@ import numpy as np
 from veridic.detect._edit import apply_edits, withhold_unentailed_fixes
 from veridic.detect._localise import deletion_units, entailed, non_overlapping
 from veridic.detect._result import DetectionResult, HallucinationSpan
+from veridic.detect._spans import absent_words
 from veridic.detect._tagger import TaggedSpan, spans_from_probs
 from veridic.detect._tags import to_tagged
 from veridic.detect._taxonomy import TAXONOMY
 from veridic.errors import ConfigError
+from veridic.ling.lexical import content_words
 
-__all__ = ["EVIDENCED_RULES", "PIPELINE_SETTINGS", "TaggedDetector", "sentence_type"]
+__all__ = ["EVIDENCED_RULES", "PIPELINE_SETTINGS", "UNSUPPORTED_FILLS", "TaggedDetector", "sentence_type"]
 
 #: Rule spans backed by an aligned piece of evidence (kept without a tagger mark); the others (``nli-*``,
 #: ``unknown-entity``, deletion and coverage spans) only say a sentence is doubted, which the tagger says better.
 EVIDENCED_RULES = ("entity-mismatch", "structure-", "relation-", "polarity-clash", "subjective-")
 #: The confirmation settings a tagger folder may store for the pipeline (:meth:`TaggedDetector.stored_settings`).
-PIPELINE_SETTINGS = ("flag_threshold", "word_threshold", "overrule", "spans_per_sentence", "content_words", "fixes_explain")
+PIPELINE_SETTINGS = ("flag_threshold", "word_threshold", "overrule", "spans_per_sentence", "content_words", "fixes_explain",
+                     "unsupported_fill")
+#: What marks a sentence the judge does not entail where no proposal or evidence-backed rule span stands
+#: (``unsupported_fill``): nothing, its content words the evidence never uses, or the whole sentence.
+UNSUPPORTED_FILLS = (None, "absent-words", "sentence")
 #: Parts of speech that carry no claim of their own: a proposal made only of these ("The", "was", "by the") marks
 #: nothing a reader could check or an edit could fix. Negations are kept (a marked "not" is a polarity error).
 FUNCTION_POS = frozenset({"DET", "ADP", "AUX", "CCONJ", "SCONJ", "PART", "PUNCT", "SPACE"})
@@ -90,12 +97,16 @@ class TaggedDetector:
     the highest-scoring first (``None``: all); ``content_words``, whether a proposal made only of function words
     (:func:`has_content_word`) is dropped before it can flag or mark anything; ``fixes_explain``, whether a sentence
     whose evidence-backed replacements make it one the judge entails keeps those fixes alone (the tagger's other
-    proposals there, which would delete the words or the sentence the fix repairs, are dropped).
+    proposals there, which would delete the words or the sentence the fix repairs, are dropped);
+    ``unsupported_fill``, what marks a sentence of a flagged passage that the judge does not entail where nothing
+    else stands (:data:`UNSUPPORTED_FILLS`: ``None`` leaves it unmarked, ``"absent-words"`` marks its content words
+    the evidence never uses, runs joined across function words, ``"sentence"`` the whole sentence), typed as a
+    proposal is.
     """
 
     def __init__(self, *, detector: Any, tagger: Any, flag_threshold: float | None = None, word_threshold: float | None = None,
                  overrule: bool = True, spans_per_sentence: int | None = None, content_words: bool = False,
-                 fixes_explain: bool = False):
+                 fixes_explain: bool = False, unsupported_fill: str | None = None):
         if flag_threshold is None:
             flag_threshold = float(getattr(tagger, "meta", {}).get("flag_threshold", 0.9))
         if not 0.0 < flag_threshold <= 1.0:
@@ -104,6 +115,9 @@ class TaggedDetector:
             word_threshold = float(tagger.threshold)
         if not 0.0 < word_threshold < 1.0:
             raise ConfigError(f"word_threshold must lie in (0, 1); got {word_threshold}.")
+        if unsupported_fill not in UNSUPPORTED_FILLS:
+            raise ConfigError(f"unsupported_fill must be one of {list(UNSUPPORTED_FILLS)}; got {unsupported_fill!r}. "
+                              "Fix the \"pipeline\" block of the tagger's tagger.json or the argument.")
         if spans_per_sentence is not None and spans_per_sentence < 1:
             raise ConfigError(f"spans_per_sentence must be a positive number or None (all); got {spans_per_sentence}.")
         self.detector = detector
@@ -114,6 +128,7 @@ class TaggedDetector:
         self.spans_per_sentence = spans_per_sentence
         self.content_words = bool(content_words)
         self.fixes_explain = bool(fixes_explain)
+        self.unsupported_fill = unsupported_fill
         self.judge = detector.scorer
 
     @staticmethod
@@ -148,7 +163,7 @@ class TaggedDetector:
         return {"pipeline": "veridic.detect.tagged-v1", "detector": self.detector.describe(), "tagger": self.tagger.describe(),
                 "flag_threshold": self.flag_threshold, "word_threshold": self.word_threshold, "overrule": self.overrule,
                 "spans_per_sentence": self.spans_per_sentence, "content_words": self.content_words,
-                "fixes_explain": self.fixes_explain}
+                "fixes_explain": self.fixes_explain, "unsupported_fill": self.unsupported_fill}
 
     def detect(self, *, passage: str, evidence: str | None = None, query: str | None = None) -> DetectionResult:
         return self.detect_many(passages=[passage], evidences=None if evidence is None else [evidence],
@@ -208,6 +223,8 @@ class TaggedDetector:
                 continue
             spans.append(self._span(passage, doc, t, self._type(doc, evidence_doc, t, sv), sv.evidence if sv else None, "tagger"))
         spans += [r for k, r in enumerate(result.spans) if k not in used and (r.reason or "").startswith(EVIDENCED_RULES)]
+        if self.unsupported_fill is not None:
+            spans += self._fill(result, spans, doc=doc, evidence_doc=evidence_doc)
         spans = non_overlapping(spans, key=lambda s: (-(s.confidence or 0.0), s.start, s.end))
         return replace(result, spans=tuple(spans), edited=apply_edits(passage=passage, spans=spans),
                        tagged=to_tagged(passage=passage, spans=spans))
@@ -253,6 +270,26 @@ class TaggedDetector:
         out = [p for group in kept.values() for p in sorted(group, key=lambda p: -p[0].score)[:self.spans_per_sentence]]
         return sorted(out, key=lambda p: p[0].start)
 
+    def _fill(self, result: DetectionResult, spans: Sequence[HallucinationSpan], *, doc: Any, evidence_doc: Any) -> list[HallucinationSpan]:
+        """Spans for the sentences the judge does not entail and nothing else marks (``unsupported_fill``), each
+        scored by how little the judge entails its sentence."""
+        passage, out = result.passage, []
+        for sv in result.sentences:
+            a, b = sv.span.start, sv.span.end
+            if entailed(sv.e, sv.n, sv.c) or any(s.start < b and a < s.end for s in spans):
+                continue
+            text = passage[a:b]
+            if self.unsupported_fill == "sentence":
+                body = text.rstrip().rstrip(".!?;:").rstrip()
+                lead = len(body) - len(body.lstrip())
+                ranges = [(a + lead, a + len(body))] if body.strip() else []
+            else:
+                ranges = _runs(text, absent_words(source=result.evidence or "", claim=text), offset=a)
+            for x, y in ranges:
+                t = TaggedSpan(start=x, end=y, text=passage[x:y], score=float(min(1.0, max(0.0, 1.0 - sv.e))))
+                out.append(self._span(passage, doc, t, self._type(doc, evidence_doc, t, sv), sv.evidence, f"judge+{self.unsupported_fill}"))
+        return out
+
     def _type(self, doc: Any, evidence_doc: Any, t: TaggedSpan, sv: Any) -> str:
         ents = [e for e in doc.ents if e.start_char < t.end and e.end_char > t.start]
         names = [e for e in ents if e.label_ not in _VALUE_LABELS] or ents
@@ -269,6 +306,22 @@ class TaggedDetector:
         return HallucinationSpan(start=t.start, end=t.end, text=passage[t.start:t.end], type=typ, confidence=float(min(1.0, t.score)),
                                  evidence=evidence, suggestion=None, reason=reason,
                                  edit_range=None if unit == (t.start, t.end) else unit)
+
+
+def _runs(text: str, words: Sequence[tuple[int, int]], *, offset: int = 0) -> list[tuple[int, int]]:
+    """``words`` (ranges into ``text``) joined into runs across gaps that hold no content word ("designed by the
+    architect", not "designed" and "architect"), shifted by ``offset``.
+
+    >>> _runs("It was designed by the architect in May.", [(7, 15), (23, 32)])
+    [(7, 32)]
+    """
+    out: list[list[int]] = []
+    for x, y in words:
+        if out and not content_words(text[out[-1][1]:x]) and not re.search(r"[.,;:!?()]", text[out[-1][1]:x]):
+            out[-1][1] = y
+        else:
+            out.append([x, y])
+    return [(x + offset, y + offset) for x, y in out]
 
 
 def _proposed(span: HallucinationSpan) -> bool:

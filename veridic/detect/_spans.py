@@ -68,6 +68,7 @@ __all__ = [
     "score_predictions",
     "SpanPredictor",
     "MarkEverything",
+    "absent_words",
     "AbsentWords",
     "DetectorSpans",
     "TaggerSpans",
@@ -393,6 +394,28 @@ def _number(t: str) -> str | None:
     return digits if re.fullmatch(r"\d+(?:\.\d+)?", digits) else None
 
 
+def absent_words(*, source: str, claim: str) -> list[tuple[int, int]]:
+    """The character ranges of ``claim``'s content words that ``source`` never uses (:class:`AbsentWords`' rule).
+
+    >>> absent_words(source="It cost 1000 dollars in Rome.", claim="It cost 1,000 euros in Rome.")
+    [(14, 19)]
+    """
+    words = set(lexical_tokens(source)) | {w.lower() for w in _WORD.findall(source)}
+    numbers = {n for n in map(_number, words) if n is not None}
+    out = []
+    for m in _CLAIM_TOKEN.finditer(claim):
+        tok = m.group(0).lower()
+        if not content_words(tok) or tok in words:
+            continue
+        num = _number(tok)
+        if num is not None and num in numbers:
+            continue
+        if num is None and all(p in words or not content_words(p) for p in _WORD.findall(tok)):
+            continue
+        out.append((m.start(), m.end()))
+    return out
+
+
 class AbsentWords:
     """Content words of the claim that the source never uses (case-insensitive; numbers compared by digits).
 
@@ -410,21 +433,7 @@ class AbsentWords:
     name = "absent-words"
 
     def predict(self, row: SpanRow) -> list[tuple[int, int]]:
-        src = lexical_tokens(row.source)
-        words = set(src) | {w.lower() for w in _WORD.findall(row.source)}
-        numbers = {n for n in map(_number, words) if n is not None}
-        out = []
-        for m in _CLAIM_TOKEN.finditer(row.claim):
-            tok = m.group(0).lower()
-            if not content_words(tok) or tok in words:
-                continue
-            num = _number(tok)
-            if num is not None and num in numbers:
-                continue
-            if num is None and all(p in words or not content_words(p) for p in _WORD.findall(tok)):
-                continue
-            out.append((m.start(), m.end()))
-        return out
+        return absent_words(source=row.source, claim=row.claim)
 
     def describe(self) -> dict[str, Any]:
         return {"predictor": self.name, "rule": "claim content words whose lower-cased form, pieces or digits the source never uses; stop words never marked",
