@@ -12,10 +12,11 @@ fixes what each does):
   rule picks phase 2 unless it is more than ``--tolerance`` (1.0 point) below phase 1. Written to
   ``OUT/selection.json``.
 - ``pack``: the selected run packed as it ships (per-row int8 with fp16 scales, shards under 100 MB) into
-  ``weights/NAME`` (``scripts/ship_model.py --packed --dest``), outside the installed package.
+  ``veridic/models/NAME`` (``scripts/ship_model.py --packed --dest``), the path it ships from; it is registered by
+  name only once the ship rule has been read.
 - ``commit``: those files committed on the current branch at once, so that weights which took hours to train are
-  never held only by one machine's disk; if the ship rule later ships them, they move into ``veridic/models/`` as
-  the same files and the repository grows once.
+  never held only by one machine's disk. They are committed once, where they ship from: moving a committed file
+  counts it twice against what one submission may add (``scripts/landing_size.py`` measures that).
 - ``score``: everything the registration scores, on the packed weights: ``accurate_tier.py`` (held-back, dev ``e-c``,
   contrast suite, detector), the refitted combination (``fit_hybrid.py``, leave-one-dataset-out and
   leave-one-task-out), the binding suite, and the packed-against-full-precision tolerance (reference: the selected
@@ -60,7 +61,7 @@ class Finisher:
         self.base, self.name, self.out, self.dry_run, self.tolerance = base, name, out, dry_run, tolerance
         self.runs = {p: TRAIN_ROOT / f"{base}-{p}" for p in ("v1", "v2")}
         self.config = f"configs/{base}-v1.yaml"
-        self.weights = ROOT / "weights" / name
+        self.weights = ROOT / "veridic" / "models" / name
 
     def run(self, cmd: list[str]) -> None:
         print("$ " + shlex.join(cmd), file=sys.stderr, flush=True)

@@ -69,9 +69,9 @@ def test_a_phase_two_that_loses_too_much_ships_phase_one_and_the_steps_run_in_or
     assert held_cmd[held_cmd.index("--baseline") + 1] == str(root / "nli-base-l12-v1" / "final")
     pack = next(c for c in calls if c[1].endswith("ship_model.py"))
     assert pack[pack.index("--run") + 1] == str(root / "nli-base-l12-v1") and "--packed" in pack
-    assert pack[pack.index("--dest") + 1] == str(tmp_path / "weights" / "veridic-nli-mpnet-base")
+    assert pack[pack.index("--dest") + 1] == str(tmp_path / "veridic" / "models" / "veridic-nli-mpnet-base")
     git = [c for c in calls if c[0] == "git"]
-    assert [c[1] for c in git] == ["add", "commit"] and git[1][-1] == "weights/veridic-nli-mpnet-base"
+    assert [c[1] for c in git] == ["add", "commit"] and git[1][-1] == "veridic/models/veridic-nli-mpnet-base"
     scripts = [Path(c[1]).name for c in calls if c[0] == sys.executable]
     assert scripts == ["accurate_tier.py", "ship_model.py", "accurate_tier.py", "fit_hybrid.py", "binding_suite.py",
                        "precision_tolerance.py"]
