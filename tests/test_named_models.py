@@ -40,3 +40,11 @@ def test_the_commercial_model_is_named_and_its_absence_names_its_config(monkeypa
     monkeypatch.setattr(models, "embedded_model_path", lambda name=EMBEDDED_MODEL_NAME: tmp_path / name)
     with pytest.raises(ModelLoadError, match="'veridic-nli-minilm-commercial' .*commercial use.*nli-minilm-commercial.yaml.* is not in this copy"):
         resolve_model_path("veridic-nli-minilm-commercial")
+
+
+def test_a_mistyped_embedded_name_is_named_as_such_not_sent_to_a_hub():
+    with pytest.raises(ModelLoadError, match="'veridic-nli-minilm-commerc' is not a model shipped with veridic.*Did you mean 'veridic-nli-minilm-commercial'"):
+        resolve_model_path("veridic-nli-minilm-commerc")
+    # a hub id keeps its owner and still resolves as one (loaded, or refused offline, later)
+    assert resolve_model_path("someone/veridic-nli-like") == ("someone/veridic-nli-like", "hub")
+    assert resolve_model_path("roberta-large-mnli") == ("roberta-large-mnli", "hub")

@@ -10,7 +10,7 @@ import importlib.resources
 import importlib.util
 from pathlib import Path
 
-from veridic.errors import ModelLoadError
+from veridic.errors import ModelLoadError, did_you_mean
 
 __all__ = ["EMBEDDED_MODELS", "EMBEDDED_MODEL_NAME", "KNOWN_CHECKPOINTS", "embedded_model_path", "resolve_model_path"]
 
@@ -76,4 +76,9 @@ def resolve_model_path(model: str | Path | None) -> tuple[str | Path, str]:
                     return cand, "package"
     if p.suffix or name.startswith((".", "/", "~")):
         raise ModelLoadError(f"Model path {name!r} does not exist.")
+    if "/" not in name and name.lower().startswith("veridic"):
+        # A hub id has an owner ("owner/name"); a bare "veridic-..." is a mistyped embedded name, and sending it to a
+        # hub would only fail later with a network error that hides the typo.
+        raise ModelLoadError(f"{name!r} is not a model shipped with veridic; the embedded models are "
+                             f"{', '.join(repr(n) for n in EMBEDDED_MODELS)}.{did_you_mean(name, EMBEDDED_MODELS)}")
     return name, "hub"
