@@ -12,6 +12,22 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("VERIDIC_DATA", REPO.parent / "shared" / "data"))
 
 
+@pytest.fixture()
+def load_script(monkeypatch):
+    """Import ``scripts/<name>.py`` as a module (scripts are not a package), registered under its name for this test."""
+    import importlib.util
+    import sys
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, name, mod)
+        spec.loader.exec_module(mod)
+        return mod
+
+    return load
+
+
 def _vocab() -> list[str]:
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     chars = list(string.ascii_lowercase + string.digits + string.punctuation)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -13,12 +12,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture()
-def fb(tmp_path, monkeypatch):
+def fb(tmp_path, monkeypatch, load_script):
     monkeypatch.setenv("VERIDIC_TRAIN_DIR", str(tmp_path / "train"))
-    spec = importlib.util.spec_from_file_location("finish_base", REPO / "scripts" / "finish_base.py")
-    mod = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "finish_base", mod)
-    spec.loader.exec_module(mod)
+    mod = load_script("finish_base")
     return mod
 
 

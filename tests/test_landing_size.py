@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -14,11 +13,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture()
-def ls(monkeypatch):
-    spec = importlib.util.spec_from_file_location("landing_size", REPO / "scripts" / "landing_size.py")
-    mod = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "landing_size", mod)
-    spec.loader.exec_module(mod)
+def ls(load_script):
+    mod = load_script("landing_size")
     return mod
 
 

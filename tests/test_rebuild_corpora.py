@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import stat
 import sys
 from pathlib import Path
@@ -14,12 +13,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture()
-def rc(tmp_path, monkeypatch):
+def rc(tmp_path, monkeypatch, load_script):
     monkeypatch.setenv("VERIDIC_TRAIN_DIR", str(tmp_path / "train"))
-    spec = importlib.util.spec_from_file_location("rebuild_corpora", REPO / "scripts" / "rebuild_corpora.py")
-    mod = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "rebuild_corpora", mod)
-    spec.loader.exec_module(mod)
+    mod = load_script("rebuild_corpora")
     # no worktree in a test: the "code copy" is an empty folder
     monkeypatch.setattr(mod, "snapshot", lambda commit, **kw: tmp_path)
     return mod
