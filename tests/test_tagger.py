@@ -343,3 +343,49 @@ def test_train_tagger_refuses_a_piece_bound_below_one():
 
     res = CliRunner().invoke(app, ["detect", "train-tagger", "--piece-sentences", "0"])
     assert res.exit_code != 0 and "piece-sentences" in res.output
+
+
+def test_a_run_folder_refuses_a_stage_with_another_config_naming_both(tmp_path):
+    from veridic.detect._tagger_train import RUN_FILE, check_run_folder
+    from veridic.errors import ConfigError
+
+    mini = TaggerTrainConfig(piece_sentences=1)
+    check_run_folder(tmp_path / "run", mini)
+    assert json.loads((tmp_path / "run" / RUN_FILE).read_text())["config"]["backbone"] == "backbone:all-minilm-l6-v2"
+    check_run_folder(tmp_path / "run", TaggerTrainConfig(piece_sentences=1))  # the same config resumes
+    with pytest.raises(ConfigError, match="backbone: the folder's 'backbone:all-minilm-l6-v2', this stage's 'backbone:all-mpnet-base-v2'"):
+        check_run_folder(tmp_path / "run", TaggerTrainConfig(piece_sentences=1, backbone="backbone:all-mpnet-base-v2"))
+    with pytest.raises(ConfigError, match="piece_sentences: the folder's 1, this stage's None.*--output"):
+        check_run_folder(tmp_path / "run", TaggerTrainConfig())
+
+
+def test_a_packed_nli_model_is_a_backbone_whose_encoder_the_tagger_keeps(tmp_path, tiny_nli_dir):
+    import torch
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    from veridic.detect._tagger_train import _backbone
+    from veridic.nli.packed import read_packed, write_packed
+
+    write_packed(model_dir=tiny_nli_dir, out_dir=tmp_path / "packed")
+    _, model = _backbone(str(tmp_path / "packed"), AutoTokenizer, AutoModelForTokenClassification)
+    encoder = read_packed(tmp_path / "packed")
+    # the NLI head is dropped for a new 2-label token head; every encoder weight is the packed model's
+    assert model.config.num_labels == 2 and model.classifier.out_features == 2
+    state = model.state_dict()
+    shared = [k for k in encoder if not k.startswith("classifier.") and ".pooler." not in k]
+    assert shared and all(torch.equal(state[k], encoder[k]) for k in shared)
+    from veridic.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="neither a registered backbone"):
+        _backbone(str(tmp_path / "nothing-here"), AutoTokenizer, AutoModelForTokenClassification)
+
+
+def test_train_tagger_takes_a_backbone_and_a_device_and_checks_the_device_first(tmp_path):
+    from typer.testing import CliRunner
+
+    from veridic.cli import app
+
+    res = CliRunner().invoke(app, ["detect", "train-tagger", "--help"])
+    assert "--backbone" in res.output and "--device" in res.output
+    res = CliRunner().invoke(app, ["detect", "train-tagger", "--device", "tpu", "--synthetic", str(tmp_path / "missing.jsonl.gz")])
+    assert res.exit_code != 0 and "device must be auto (CUDA when present), cpu, cuda or cuda:N; got 'tpu'" in res.output

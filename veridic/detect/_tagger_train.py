@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from veridic.errors import ConfigError, InputError, MissingDependencyError
+from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
 
-__all__ = ["TaggerTrainConfig", "export_newest_checkpoint", "fit_flag_threshold", "fit_threshold", "held_back", "token_labels", "train_tagger"]
+__all__ = ["RUN_FILE", "TaggerTrainConfig", "check_run_folder", "export_newest_checkpoint", "fit_flag_threshold", "fit_threshold", "held_back", "token_labels", "train_tagger"]
 
 
 @dataclass(frozen=True)
@@ -154,33 +154,34 @@ def fit_flag_threshold(rows: Sequence[dict[str, Any]], probs: Sequence[np.ndarra
 
 
 def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, config: TaggerTrainConfig = TaggerTrainConfig(),
-                 max_minutes: float | None = None, resume: bool = True, data_card: dict[str, Any] | None = None) -> dict[str, Any]:
+                 max_minutes: float | None = None, resume: bool = True, data_card: dict[str, Any] | None = None,
+                 device: str = "cpu") -> dict[str, Any]:
     """Train on ``rows`` (span schema; those :func:`held_back` are kept for the threshold), writing checkpoints to
     ``output_dir/checkpoints`` and, when training finishes, the tagger to ``output_dir/final``.
 
     With ``max_minutes`` the run stops with a checkpoint before the time is up; calling again with ``resume``
-    continues from the newest checkpoint. Returns a summary (``finished``, steps, threshold and held-back F1).
+    continues from the newest checkpoint. The run folder remembers its config (``run.json``): a stage with another
+    config, a backbone above all, is refused before it touches the checkpoints. ``device`` (``cpu``, ``cuda``,
+    ``auto``) is a runtime option, outside the config: a run may move between a CPU and a GPU. Returns a summary
+    (``finished``, steps, threshold and held-back F1).
     """
     try:
         import torch
         from transformers import AutoModelForTokenClassification, AutoTokenizer, DataCollatorForTokenClassification, Trainer, TrainingArguments
     except ImportError as exc:
         raise MissingDependencyError(exc.name or "transformers", extra="train", purpose="training the span tagger") from None
-    from veridic.device import cpu_supports_bf16
+    from veridic.device import check_device, cpu_supports_bf16
     from veridic.lm._training import StageClockCallback, last_checkpoint
-    from veridic.train._backbones import resolve_backbone_ref
 
+    device = check_device(device)
     out = Path(output_dir).expanduser()
     if not rows:
         raise InputError("No training rows were given to the tagger.")
+    check_run_folder(out, config)
     train_rows = [r for r in rows if not held_back(str(r["id"]), config.held_back_fraction)]
     # Rows may be listed more than once (a small human set repeated); the threshold slice counts each once.
     held_rows = _threshold_rows(rows, config.held_back_fraction)
-    base = resolve_backbone_ref(config.backbone) or Path(config.backbone).expanduser()
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    # A backbone may carry another head (an NLI classifier): the token head is new either way.
-    model = AutoModelForTokenClassification.from_pretrained(base, num_labels=2, id2label={0: "supported", 1: "unsupported"},
-                                                            label2id={"supported": 0, "unsupported": 1}, ignore_mismatched_sizes=True)
+    tokenizer, model = _backbone(config.backbone, AutoTokenizer, AutoModelForTokenClassification)
     torch.manual_seed(config.seed)
     feats = _features(train_rows, tokenizer, max_length=config.max_length, piece_sentences=config.piece_sentences)
 
@@ -197,8 +198,8 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
         output_dir=str(out / "checkpoints"), num_train_epochs=config.epochs, learning_rate=config.lr,
         per_device_train_batch_size=config.batch_size, warmup_steps=config.warmup_ratio, weight_decay=config.weight_decay,
         lr_scheduler_type="linear", seed=config.seed, data_seed=config.seed, logging_steps=25, save_strategy="no",
-        save_total_limit=2, report_to=[], use_cpu=True,
-        bf16=cpu_supports_bf16(), dataloader_num_workers=0, disable_tqdm=False,
+        save_total_limit=2, report_to=[], use_cpu=device == "cpu",
+        bf16=cpu_supports_bf16() if device == "cpu" else torch.cuda.is_bf16_supported(), dataloader_num_workers=0, disable_tqdm=False,
     )
     trainer = Trainer(model=model, args=args, train_dataset=_Data(), data_collator=DataCollatorForTokenClassification(tokenizer),
                       processing_class=tokenizer, callbacks=[clock])
@@ -212,6 +213,59 @@ def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, conf
     trainer.save_model(str(out / "final"))
     tokenizer.save_pretrained(str(out / "final"))
     return {**summary, **_finalise(out / "final", held_rows, config, data_card, step=state.global_step, finished=True)}
+
+
+#: The run folder's record of the config its checkpoints were trained with.
+RUN_FILE = "run.json"
+_LABELS = {"num_labels": 2, "id2label": {0: "supported", 1: "unsupported"}, "label2id": {"supported": 0, "unsupported": 1}}
+
+
+def check_run_folder(out: Path, config: TaggerTrainConfig) -> None:
+    """Refuse a stage whose config differs from the one the folder's checkpoints were trained with; record it if new.
+
+    A folder with checkpoints but no record (written before the record existed) is taken as it is and recorded.
+    """
+    from veridic.io._atomic import atomic_write_text
+
+    mine = json.loads(json.dumps(asdict(config)))  # tuples as lists, as read back
+    f = out / RUN_FILE
+    if f.is_file():
+        theirs = json.loads(f.read_text(encoding="utf-8")).get("config", {})
+        diff = sorted(k for k in {*mine, *theirs} if mine.get(k) != theirs.get(k))
+        if diff:
+            both = "; ".join(f"{k}: the folder's {theirs.get(k)!r}, this stage's {mine.get(k)!r}" for k in diff)
+            raise ConfigError(f"The run folder {out} holds checkpoints of another tagger config ({both}). Resume it with its own "
+                              "config, or give this run its own folder with --output.")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(f, json.dumps({"config": mine}, indent=2) + "\n")
+
+
+def _backbone(ref: str, auto_tokenizer: Any, auto_cls: Any) -> tuple[Any, Any]:
+    """The tokenizer and a token-classification model on ``ref``: a registered backbone (``backbone:<name>``), a
+    model folder, or a packed veridic model (int8 rows, e.g. a shipped NLI model). Another head the folder carries
+    (an NLI classifier) is dropped: the token head is new either way."""
+    from veridic.nli.packed import is_packed, read_packed
+    from veridic.train._backbones import resolve_backbone_ref
+
+    base = resolve_backbone_ref(ref) or Path(ref).expanduser()
+    if not Path(base).is_dir():
+        raise ConfigError(f"The tagger's backbone {ref!r} is neither a registered backbone (backbone:<name>) nor a model folder.")
+    tokenizer = auto_tokenizer.from_pretrained(base)
+    if not is_packed(base):
+        return tokenizer, auto_cls.from_pretrained(base, ignore_mismatched_sizes=True, **_LABELS)
+    from transformers import AutoConfig
+
+    cfg = AutoConfig.from_pretrained(str(base), local_files_only=True, **_LABELS)
+    model = auto_cls.from_config(cfg)
+    encoder = {k: v for k, v in read_packed(base).items() if not k.startswith("classifier.")}
+    missing, unexpected = model.load_state_dict(encoder, strict=False)
+    missing = [k for k in missing if not k.startswith("classifier.") and not k.endswith(("position_ids", "token_type_ids"))]
+    unexpected = [k for k in unexpected if ".pooler." not in k]
+    if missing or unexpected:
+        raise ModelLoadError(f"The packed backbone {base} does not fit a token classifier of its own config: missing {missing[:5]}, "
+                             f"unexpected {unexpected[:5]}.")
+    return tokenizer, model
 
 
 def _finalise(final: Path, held_rows: Sequence[dict[str, Any]], config: TaggerTrainConfig, data_card: dict[str, Any] | None, *,
@@ -246,6 +300,7 @@ def export_newest_checkpoint(*, rows: Sequence[dict[str, Any]], output_dir: str 
     ckpts = sorted((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
     if not ckpts:
         raise InputError(f"No checkpoint in {out / 'checkpoints'} to export; train first.")
+    check_run_folder(out, config)
     final = out / "final"
     if final.exists():
         shutil.rmtree(final)

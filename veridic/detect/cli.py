@@ -24,6 +24,7 @@ try:
 except ImportError:  # pragma: no cover - exercised only without the extra
     typer = None  # type: ignore[assignment]
 
+from veridic.device import DEVICE_HELP
 from veridic.errors import VeridicError
 
 if typer is not None:
@@ -335,6 +336,10 @@ if typer is not None:
         export_checkpoint: bool = typer.Option(False, "--export-checkpoint", help="Make the newest checkpoint the tagger (the budget ended before the epochs)."),
         piece_sentences: int | None = typer.Option(None, "--piece-sentences", min=1,
                                                    help="Train on claim pieces of at most this many sentences (and read claims so at inference)."),
+        backbone: str = typer.Option("backbone:all-minilm-l6-v2", "--backbone",
+                                     help="Encoder to start from: a registered backbone (backbone:all-minilm-l6-v2, "
+                                          "backbone:all-mpnet-base-v2), a model folder, or a packed veridic model such as a shipped NLI model."),
+        device: str = typer.Option("cpu", "--device", help=f"Where to train: {DEVICE_HELP} (a runtime option: the data order and config stay the same)."),
     ) -> None:
         """Train the span tagger on EntFA train and the synthetic span corpus, in resumable stages (docs/preregistration/span-tagger.md)."""
         import gzip
@@ -344,6 +349,9 @@ if typer is not None:
         from veridic.errors import InputError
 
         try:
+            from veridic.device import check_device
+
+            device = check_device(device)  # before hours of data loading: a GPU asked for and absent is known now
             syn_paths = [p.expanduser() for p in synthetic]
             for syn_path in syn_paths:
                 if not syn_path.exists():
@@ -363,11 +371,11 @@ if typer is not None:
             rows = [*syn, *entfa * entfa_repeat]
             card = {"synthetic": card_syn[0] if len(card_syn) == 1 else card_syn,
                     "entfa_xsum_train": {"rows": len(entfa), "repeat": entfa_repeat}}
-            config = TaggerTrainConfig(piece_sentences=piece_sentences)
+            config = TaggerTrainConfig(piece_sentences=piece_sentences, backbone=backbone)
             if export_checkpoint:
                 summary = export_newest_checkpoint(rows=rows, output_dir=out, config=config, data_card=card)
             else:
-                summary = train_tagger(rows=rows, output_dir=out, config=config, max_minutes=max_minutes, data_card=card)
+                summary = train_tagger(rows=rows, output_dir=out, config=config, max_minutes=max_minutes, data_card=card, device=device)
         except VeridicError as exc:
             _fail(exc)
             return
