@@ -216,6 +216,40 @@ def test_three_step_run_exports_and_resume_matches(tmp_path, toy_setup):
         assert torch.equal(wa[k], wb[k]), k
 
 
+def test_the_fused_adamw_kernel_gives_the_loops_weights_and_resumes_its_checkpoints(tmp_path, toy_setup):
+    """A runtime option: the config hash and the update stay the same (up to float rounding), and a run may
+    switch kernels between stages."""
+    import torch
+
+    from veridic.train._loop import Trainer
+    from veridic.train._nli_trainer import training_arguments
+
+    data_dir, model_dir = toy_setup
+    fused = config_from_dict(_toy_config(model_dir))
+    loop = config_from_dict({**_toy_config(model_dir), "runtime": {**_toy_config(model_dir)["runtime"], "fused_adamw": False}})
+    assert fused.runtime.fused_adamw and config_hash(fused) == config_hash(loop)
+    kw = {"optim": fused.optim, "steps": 3, "seed": 0, "bf16": False, "device": "cpu"}
+    assert training_arguments(tmp_path / "x", runtime=fused.runtime, **kw).optim == "adamw_torch_fused"
+    assert training_arguments(tmp_path / "x", runtime=loop.runtime, **kw).optim == "adamw_torch"
+    wf = _weights(Trainer(config=fused, output_dir=tmp_path / "f", data_dir=data_dir).train(resume=True))
+    wl = _weights(Trainer(config=loop, output_dir=tmp_path / "l", data_dir=data_dir).train(resume=True))
+    moved = [k for k in wl if not torch.equal(wl[k], _weights_at_start(model_dir).get(k, wl[k]))]
+    assert moved  # the weights trained, so the comparison below says something
+    for k in wl:
+        assert torch.allclose(wf[k], wl[k], atol=1e-5, rtol=1e-4), k
+    # two steps with the loop, the last with the fused kernel: the loop's optimiser state resumes as it is
+    Trainer(config=loop, output_dir=tmp_path / "m", data_dir=data_dir).train(resume=True, stop_after_steps=2)
+    wm = _weights(Trainer(config=fused, output_dir=tmp_path / "m", data_dir=data_dir).train(resume=True))
+    for k in wl:
+        assert torch.allclose(wm[k], wl[k], atol=1e-5, rtol=1e-4), k
+
+
+def _weights_at_start(model_dir: Path):
+    from safetensors.torch import load_file
+
+    return load_file(str(model_dir / "model.safetensors"))
+
+
 def test_resume_with_a_different_config_is_refused(tmp_path, toy_setup):
     from veridic.train._loop import Trainer
 

@@ -181,6 +181,9 @@ class RuntimeConfig:
     # On a stop before the end (time budget), score every held-back set (True) or only the
     # checkpoint's first ``data.checkpoint_eval_cap`` real rows (False: for long runs in stages).
     full_eval_on_stop: bool = True
+    # AdamW's fused kernel: the same update up to float rounding. On a CPU the per-tensor loop took 16 % of an
+    # MPNet-base step (py-spy on 2 cores) and the fused kernel is about 8 times faster; False keeps the loop.
+    fused_adamw: bool = True
 
 
 @dataclass

@@ -113,7 +113,7 @@ def training_arguments(output_dir: Path, *, optim: Any, runtime: Any, steps: int
         output_dir=str(output_dir), one_device=device, use_cpu=device == "cpu", max_steps=steps,
         per_device_train_batch_size=optim.batch_size, learning_rate=optim.lr, weight_decay=optim.weight_decay,
         warmup_steps=int(round(optim.warmup_ratio * steps)), lr_scheduler_type=_SCHEDULES[optim.schedule],
-        max_grad_norm=optim.max_grad_norm or 0.0, optim="adamw_torch", seed=seed, bf16=bf16,
+        max_grad_norm=optim.max_grad_norm or 0.0, optim="adamw_torch_fused" if runtime.fused_adamw else "adamw_torch", seed=seed, bf16=bf16,
         logging_steps=runtime.log_every, save_strategy="no", save_total_limit=max(1, runtime.keep_checkpoints),
         report_to=[], disable_tqdm=not runtime.progress, dataloader_num_workers=0,
         dataloader_pin_memory=device.startswith("cuda"), remove_unused_columns=False,
