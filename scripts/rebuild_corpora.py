@@ -62,10 +62,10 @@ CORPORA: tuple[Corpus, ...] = (
            "nli-base.md, round 2 (phase 2 of configs/nli-base-l12-v2.yaml)", "b95604877efa0fc0"),
     Corpus("tagger-synthetic", "span-tagger-v1/synthetic-spans.jsonl.gz", "45b27ea",
            ("synth", "spans", "-o", "{out}", "--n", "20000", "--seed", "0"), 19_039,
-           "span-tagger.md, A1 of the first recipe (read by the second and third recipes)"),
+           "span-tagger.md, A1 of the first recipe (read by the second and third recipes)", "a9d599bb8a7d75c5"),
     Corpus("tagger-abstractive", "span-tagger-v2/abstractive-spans.jsonl.gz", "45b27ea",
            ("synth", "spans", "--abstractive", "-o", "{out}", "--n", "6000", "--seed", "0"), 5_669,
-           "span-tagger.md, second recipe (read by the third recipe)"),
+           "span-tagger.md, second recipe (read by the third recipe)", "7242951b411c6906"),
 )
 BY_NAME = {c.name: c for c in CORPORA}
 
