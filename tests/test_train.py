@@ -237,11 +237,16 @@ def test_the_fused_adamw_kernel_gives_the_loops_weights_and_resumes_its_checkpoi
     assert moved  # the weights trained, so the comparison below says something
     for k in wl:
         assert torch.allclose(wf[k], wl[k], atol=1e-5, rtol=1e-4), k
-    # two steps with the loop, the last with the fused kernel: the loop's optimiser state resumes as it is
+    # two steps with the loop, the last with the fused kernel: the loop's optimiser state resumes, and the kernel
+    # this stage asked for runs (the checkpoint's param groups carry the loop's flags)
     Trainer(config=loop, output_dir=tmp_path / "m", data_dir=data_dir).train(resume=True, stop_after_steps=2)
     wm = _weights(Trainer(config=fused, output_dir=tmp_path / "m", data_dir=data_dir).train(resume=True))
     for k in wl:
         assert torch.allclose(wm[k], wl[k], atol=1e-5, rtol=1e-4), k
+    stages = [r for r in map(json.loads, (tmp_path / "m" / "train_log.jsonl").read_text().splitlines()) if r.get("event") == "stage_start"]
+    assert [(r["step"], r["kernel"]) for r in stages] == [(0, "per-tensor loop"), (2, "fused")]
+    assert [r["kernel"] for r in map(json.loads, (tmp_path / "f" / "train_log.jsonl").read_text().splitlines())
+            if r.get("event") == "stage_start"] == ["fused"]
 
 
 def _weights_at_start(model_dir: Path):

@@ -146,6 +146,14 @@ class NLITrainer(Trainer):
                                 label_smoothing=self.label_smoothing)
         return (loss, outputs) if return_outputs else loss
 
+    def _load_optimizer_and_scheduler(self, checkpoint: str | None) -> None:
+        # A checkpoint's param groups carry the kernel flags of the stage that wrote them; which kernel runs is a
+        # runtime choice of this stage (runtime.fused_adamw), so it survives the load and the rest is restored.
+        kernel = [{k: g.get(k) for k in ("fused", "foreach")} for g in self.optimizer.param_groups] if self.optimizer else []
+        super()._load_optimizer_and_scheduler(checkpoint)
+        for group, flags in zip(self.optimizer.param_groups if self.optimizer else [], kernel):
+            group.update(flags)
+
     def get_train_dataloader(self) -> Any:
         loader = torch.utils.data.DataLoader(self.train_dataset, batch_sampler=PlanBatches(self.plan), collate_fn=self.data_collator,
                                              num_workers=0, pin_memory=self.args.dataloader_pin_memory)
@@ -173,6 +181,11 @@ class RunLog(TrainerCallback):
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
         self.last = (time.monotonic(), state.global_step)
+        optimizer = kwargs.get("optimizer")
+        if optimizer is not None:  # which kernel this stage runs (a runtime option; stages of one run may differ)
+            fused = bool(optimizer.param_groups[0].get("fused"))
+            self.write({"event": "stage_start", "step": state.global_step, "optimizer": type(optimizer).__name__,
+                        "kernel": "fused" if fused else "per-tensor loop"})
         return control
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
