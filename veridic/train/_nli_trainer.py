@@ -183,6 +183,7 @@ class RunLog(TrainerCallback):
         self.last = (time.monotonic(), state.global_step)
         optimizer = kwargs.get("optimizer")
         if optimizer is not None:  # which kernel this stage runs (a runtime option; stages of one run may differ)
+            optimizer = getattr(optimizer, "optimizer", optimizer)  # the torch optimiser inside accelerate's wrapper
             fused = bool(optimizer.param_groups[0].get("fused"))
             self.write({"event": "stage_start", "step": state.global_step, "optimizer": type(optimizer).__name__,
                         "kernel": "fused" if fused else "per-tensor loop"})
