@@ -309,3 +309,36 @@ def test_unsupported_fill_leaves_sentences_that_hold_a_span_or_that_the_judge_en
     assert run(rules, "The antenna cost 33 million euros.", [], unsupported_fill="absent-words").spans == ()
     with pytest.raises(ConfigError, match="unsupported_fill must be one of"):
         TaggedDetector(detector=rules, tagger=MarkTagger([]), unsupported_fill="words")
+
+
+@pytest.fixture(scope="module")
+def contradicting(rules):
+    """The rule detector over a judge that calls every sentence with "fell" a contradiction (a scripted dummy)."""
+    from veridic import build_scorer
+    from veridic.detect._detector import HallucinationDetector
+    from veridic.nli._dummy import CONTRA, DummyNLIBackend
+
+    return HallucinationDetector(scorer=build_scorer("hybrid", backend=DummyNLIBackend({"fell": CONTRA})), nlp=rules.nlp)
+
+
+def test_judge_contradictions_keep_the_rules_span_on_a_contradicted_sentence_nothing_else_marks(contradicting):
+    claim = "The antenna cost 33 million euros. Its ticket sales fell in Spain."
+    alone = contradicting.detect(passage=claim, evidence=SOURCE)
+    ruled = [s for s in alone.spans if s.reason.startswith("nli-contradiction")]
+    assert ruled and all(s.start >= claim.index("Its") for s in ruled)  # the rules mark the second sentence
+    plain = TaggedDetector(detector=contradicting, tagger=MarkTagger([])).detect(passage=claim, evidence=SOURCE)
+    assert plain.spans == ()  # flagged by the judge, but a judge-only span waits for a tagger mark
+    kept = TaggedDetector(detector=contradicting, tagger=MarkTagger([]), judge_contradictions=True).detect(passage=claim, evidence=SOURCE)
+    assert [(s.start, s.end, s.type) for s in kept.spans] == [(s.start, s.end, "contradictory") for s in ruled]
+    validate_spans(passage=kept.passage, spans=kept.spans)
+
+
+def test_judge_contradictions_add_nothing_where_a_proposal_stands_or_nothing_is_contradicted(contradicting, rules):
+    claim = "The antenna cost 33 million euros. Its ticket sales fell in Spain."
+    marked = TaggedDetector(detector=contradicting, tagger=MarkTagger([("Spain", 0.95)]), judge_contradictions=True)
+    spans = marked.detect(passage=claim, evidence=SOURCE).spans
+    assert [s.reason for s in spans if s.start < s.end and any(s.start < t.end and t.start < s.end for t in spans if t is not s)] == []
+    assert any(s.reason.startswith("tagger") for s in spans)
+    entailed_only = TaggedDetector(detector=rules, tagger=MarkTagger([]), judge_contradictions=True)
+    assert entailed_only.detect(passage="The antenna cost 33 million euros.", evidence=SOURCE).spans == ()
+    assert entailed_only.describe()["judge_contradictions"] is True

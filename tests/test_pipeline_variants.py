@@ -24,6 +24,7 @@ def test_every_grid_starts_at_the_shipped_settings():
     assert [v[0] for v in GRIDS["v3"].values()] == [None, None, True, None]
     assert [v[0] for v in GRIDS["v4"].values()] == [False, False]
     assert [v[0] for v in GRIDS["v7"].values()] == [True, True, None]  # v5's shipped settings, nothing filled
+    assert [v[0] for v in GRIDS["v8"].values()] == [True, True, False]  # v5's shipped settings, judge-only spans dropped
 
 
 def test_the_table_shows_every_variant_and_marks_the_selected_one():
@@ -33,9 +34,12 @@ def test_the_table_shows_every_variant_and_marks_the_selected_one():
     rows = [{"knobs": {**knobs, "content_words": c}, "figures": figures, "objective": 0.5 + c} for c in (False, True)]
     lines = _table(rows, rows[1]).splitlines()
     assert len(lines) == 4 and "**selected**" in lines[3] and "**selected**" not in lines[2]
-    assert "| 0.25 | 0.60 | True | all | True | False | — |" in lines[3]
+    assert "| 0.25 | 0.60 | True | all | True | False | — | False |" in lines[3]
     filled = {**rows[1], "knobs": {**rows[1]["knobs"], "unsupported_fill": "absent-words"}}
-    assert "| True | False | absent-words | 0.400 |" in _table([filled], filled)
+    assert "| True | False | absent-words | False | 0.400 |" in _table([filled], filled)
+    kept = {**rows[1], "knobs": {**rows[1]["knobs"], "judge_contradictions": True},
+            "figures": {**figures, "suite_contradictory_f1": 0.66}}
+    assert "| — | True | 0.400 |" in _table([kept], kept) and "0.500 / 0.750 / 0.660" in _table([kept], kept)
 
 
 class Counter:

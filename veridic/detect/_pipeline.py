@@ -45,14 +45,17 @@ from veridic.detect._taxonomy import TAXONOMY
 from veridic.errors import ConfigError
 from veridic.ling.lexical import content_words
 
-__all__ = ["EVIDENCED_RULES", "PIPELINE_SETTINGS", "UNSUPPORTED_FILLS", "TaggedDetector", "sentence_type"]
+__all__ = ["EVIDENCED_RULES", "JUDGE_CONTRADICTION", "PIPELINE_SETTINGS", "UNSUPPORTED_FILLS", "TaggedDetector", "sentence_type"]
 
 #: Rule spans backed by an aligned piece of evidence (kept without a tagger mark); the others (``nli-*``,
 #: ``unknown-entity``, deletion and coverage spans) only say a sentence is doubted, which the tagger says better.
 EVIDENCED_RULES = ("entity-mismatch", "structure-", "relation-", "polarity-clash", "subjective-")
 #: The confirmation settings a tagger folder may store for the pipeline (:meth:`TaggedDetector.stored_settings`).
 PIPELINE_SETTINGS = ("flag_threshold", "word_threshold", "overrule", "spans_per_sentence", "content_words", "fixes_explain",
-                     "unsupported_fill")
+                     "unsupported_fill", "judge_contradictions")
+#: The rule detector's spans on a sentence its judge calls a contradiction (whole, or narrowed to the phrases whose
+#: deletion restores entailment or that the evidence does not cover), kept by ``judge_contradictions``.
+JUDGE_CONTRADICTION = "nli-contradiction"
 #: What marks a sentence the judge does not entail where no proposal or evidence-backed rule span stands
 #: (``unsupported_fill``): nothing, its content words the evidence never uses, or the whole sentence.
 UNSUPPORTED_FILLS = (None, "absent-words", "sentence")
@@ -101,12 +104,14 @@ class TaggedDetector:
     ``unsupported_fill``, what marks a sentence of a flagged passage that the judge does not entail where nothing
     else stands (:data:`UNSUPPORTED_FILLS`: ``None`` leaves it unmarked, ``"absent-words"`` marks its content words
     the evidence never uses, runs joined across function words, ``"sentence"`` the whole sentence), typed as a
-    proposal is.
+    proposal is; ``judge_contradictions``, whether the rule detector's spans on a sentence its judge calls a
+    contradiction stand where no proposal or other span does (a clash the tagger does not see: "sales fell" against
+    "sales grew").
     """
 
     def __init__(self, *, detector: Any, tagger: Any, flag_threshold: float | None = None, word_threshold: float | None = None,
                  overrule: bool = True, spans_per_sentence: int | None = None, content_words: bool = False,
-                 fixes_explain: bool = False, unsupported_fill: str | None = None):
+                 fixes_explain: bool = False, unsupported_fill: str | None = None, judge_contradictions: bool = False):
         if flag_threshold is None:
             flag_threshold = float(getattr(tagger, "meta", {}).get("flag_threshold", 0.9))
         if not 0.0 < flag_threshold <= 1.0:
@@ -129,6 +134,7 @@ class TaggedDetector:
         self.content_words = bool(content_words)
         self.fixes_explain = bool(fixes_explain)
         self.unsupported_fill = unsupported_fill
+        self.judge_contradictions = bool(judge_contradictions)
         self.judge = detector.scorer
 
     @staticmethod
@@ -163,7 +169,8 @@ class TaggedDetector:
         return {"pipeline": "veridic.detect.tagged-v1", "detector": self.detector.describe(), "tagger": self.tagger.describe(),
                 "flag_threshold": self.flag_threshold, "word_threshold": self.word_threshold, "overrule": self.overrule,
                 "spans_per_sentence": self.spans_per_sentence, "content_words": self.content_words,
-                "fixes_explain": self.fixes_explain, "unsupported_fill": self.unsupported_fill}
+                "fixes_explain": self.fixes_explain, "unsupported_fill": self.unsupported_fill,
+                "judge_contradictions": self.judge_contradictions}
 
     def detect(self, *, passage: str, evidence: str | None = None, query: str | None = None) -> DetectionResult:
         return self.detect_many(passages=[passage], evidences=None if evidence is None else [evidence],
@@ -223,6 +230,9 @@ class TaggedDetector:
                 continue
             spans.append(self._span(passage, doc, t, self._type(doc, evidence_doc, t, sv), sv.evidence if sv else None, "tagger"))
         spans += [r for k, r in enumerate(result.spans) if k not in used and (r.reason or "").startswith(EVIDENCED_RULES)]
+        if self.judge_contradictions:
+            spans += [r for k, r in enumerate(result.spans) if k not in used and (r.reason or "").startswith(JUDGE_CONTRADICTION)
+                      and not any(_overlap((r.start, r.end), (s.start, s.end)) for s in spans)]
         if self.unsupported_fill is not None:
             spans += self._fill(result, spans, doc=doc, evidence_doc=evidence_doc)
         spans = non_overlapping(spans, key=lambda s: (-(s.confidence or 0.0), s.start, s.end))
