@@ -34,6 +34,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _steps import folder_fingerprint, parse_steps, run_steps  # noqa: E402
 
+from veridic.nli._models import ACCURATE_MODEL_NAME  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("heldout", "dev", "contrast", "cost", "detector")
 #: What a step keeps inside OUT besides ``<step>.json`` (``--force`` removes it; the dev step's model predictions stay
@@ -154,7 +156,7 @@ def cost(*, models: dict[str, str], frank: str, n: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default="veridic-nli-mpnet-l6", help="the accurate tier: a name, folder or hub id")
+    ap.add_argument("--model", default=ACCURATE_MODEL_NAME, help="the accurate tier: a name, folder or hub id")
     ap.add_argument("--baseline", default="embedded", help="the fast default to compare with")
     ap.add_argument("--config", default="configs/nli-base-v1.yaml", help="training config whose held-back rows are scored")
     ap.add_argument("--data", default=os.environ.get("VERIDIC_DATA", "../shared/data") + "/bench")

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from veridic.nli._models import ACCURATE_MODEL_NAME
+
 
 def _pairs(limit: int | None) -> tuple[list[str], list[str]]:
     from veridic.bench import load_datasets
@@ -37,7 +39,7 @@ def compare(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default="veridic-nli-mpnet-l6")
+    ap.add_argument("--model", default=ACCURATE_MODEL_NAME)
     ap.add_argument("--fp32", default=None, help="the full-precision export the packed weights were made from")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--out", type=Path, default=None)

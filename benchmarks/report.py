@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from veridic.nli._models import ACCURATE_MODEL_NAME, EMBEDDED_MODELS
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 PAGE = ROOT / "docs" / "report.md"
@@ -76,8 +78,8 @@ def measurements() -> list[Measurement]:
         ),
         Measurement(
             "accurate",
-            "The accurate tier (`veridic-nli-mpnet-l6`) as its pre-registration scores it, beside the fast default and trivial baselines.",
-            (("python", "benchmarks/accurate_tier.py", "--model", "veridic-nli-mpnet-l6", "--force", "--out", str(RUNS / "accurate")),),
+            f"The accurate tier (`{ACCURATE_MODEL_NAME}`) as its pre-registration scores it, beside the fast default and trivial baselines.",
+            (("python", "benchmarks/accurate_tier.py", "--model", ACCURATE_MODEL_NAME, "--force", "--out", str(RUNS / "accurate")),),
         ),
         Measurement(
             "distill",
@@ -379,9 +381,9 @@ def _accurate(lines: list[str]) -> None:
     res = _load("accurate", "result.json")
     _candidate(lines, "accurate", "accurate", [
         "## The accurate tier", "",
-        f"`{res['model']}`: the first 6 layers of MPNet-base (67 M parameters) trained as a 3-way NLI model on 2 CPU cores "
-        "in resumable stages, as registered in [preregistration/nli-base.md](preregistration/nli-base.md) (model card: "
-        "`veridic/models/veridic-nli-mpnet-l6/README.md`). Select it with `--model veridic-nli-mpnet-l6`. Each figure "
+        f"`{res['model']}`, {EMBEDDED_MODELS[res['model']]}: a 3-way NLI model trained on 2 CPU cores as registered in "
+        f"[preregistration/nli-base.md](preregistration/nli-base.md) (model card: `veridic/models/{res['model']}/README.md`). "
+        f"Select it with `--model {res['model']}`. Each figure "
         f"stands beside the fast default (`{res['baseline']}`, MiniLM-L6) and a baseline that reads no meaning.", ""])
 
 

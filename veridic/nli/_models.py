@@ -12,9 +12,11 @@ from pathlib import Path
 
 from veridic.errors import ModelLoadError, did_you_mean
 
-__all__ = ["EMBEDDED_MODELS", "EMBEDDED_MODEL_NAME", "KNOWN_CHECKPOINTS", "embedded_model_path", "resolve_model_path"]
+__all__ = ["ACCURATE_MODEL_NAME", "EMBEDDED_MODELS", "EMBEDDED_MODEL_NAME", "KNOWN_CHECKPOINTS", "embedded_model_path", "resolve_model_path"]
 
 EMBEDDED_MODEL_NAME = "veridic-nli-minilm-l6"
+#: The embedded model that is the accurate tier (``--model`` picks it by this name; the benchmarks score it).
+ACCURATE_MODEL_NAME = "veridic-nli-mpnet-l6"
 
 #: Real checkpoints users with a model hub can point veridic at.
 KNOWN_CHECKPOINTS = {
