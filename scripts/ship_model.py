@@ -56,6 +56,9 @@ def main() -> None:
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--name", default=EMBEDDED_MODEL_NAME, choices=sorted([*EMBEDDED_MODELS, EMBEDDED_TAGGER_NAME]))
     ap.add_argument("--packed", action="store_true", help="per-row int8 shards instead of fp32 safetensors + ONNX int8")
+    ap.add_argument("--auto-backend", choices=("onnx", "torch"), default="onnx",
+                    help="what --backend auto runs on a CPU: the ONNX int8 copy (default), or torch where the card measured "
+                         "int8 too far from the weights (benchmarks/precision_tolerance.py)")
     ap.add_argument("--dest", type=Path, default=None,
                     help="write a candidate here (e.g. runs/models/NAME) instead of over the shipped model NAME")
     args = ap.parse_args()
@@ -124,6 +127,8 @@ def main() -> None:
         "backbone": BACKBONES[args.name],
         "weights": "int8 rows with fp16 scales (veridic.nli.packed)" if args.packed else "fp32 safetensors + onnx/model.int8.onnx",
     }
+    if args.auto_backend == "torch":
+        meta["auto_backend"] = "torch"  # veridic.nli._backend.resolve_backend_kind reads it
     (dest / "veridic_model.json").write_text(json.dumps(meta, indent=2) + "\n")
     if not args.packed:
         onnx_dir = dest / "onnx"

@@ -171,6 +171,11 @@ def test_auto_backend_picks_onnx_int8_only_where_it_runs_the_configuration(tiny_
     mc = load_scorer("e-c", model=model, mc_samples=3, reuse=False)
     assert mc.backend.describe()["backend"] == "torch"
     assert load_scorer("e-c", model=model, backend="torch", reuse=False).backend.describe()["backend"] == "torch"
+    # A model whose card found its int8 copy too far from its weights declines it; asked for by name, ONNX still runs.
+    (model / "veridic_model.json").write_text('{"name": "m", "auto_backend": "torch"}', encoding="utf-8")
+    assert resolve_backend_kind("auto", model=model) == "torch"
+    assert load_scorer("e-c", model=model, reuse=False).backend.describe()["backend"] == "torch"
+    assert load_scorer("e-c", model=model, backend="onnx", reuse=False).backend.describe()["backend"] == "onnx"
 
 
 def test_auto_backend_ignores_an_export_made_from_other_weights(tiny_nli_dir, tmp_path, caplog):

@@ -46,8 +46,12 @@ def test_a_packed_run_ships_its_own_shards(tmp_path):
     assert shards and all((dest / n).read_bytes() == (back / "packed" / n).read_bytes() for n in shards)
     assert not (dest / "model.safetensors").exists() and not (dest / "onnx").exists()
     meta = json.loads((dest / "veridic_model.json").read_text())
-    assert meta["config_hash"] == "abc123" and meta["revision"].startswith("sha256:")
+    assert meta["config_hash"] == "abc123" and meta["revision"].startswith("sha256:") and "auto_backend" not in meta
     assert json.loads((dest / "tokenizer_config.json").read_text())["model_max_length"] == 256
+    again = _run("scripts/ship_model.py", "--run", str(back), "--name", "veridic-nli-mpnet-l6", "--dest", str(tmp_path / "d2"),
+                 "--packed", "--auto-backend", "torch")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert json.loads((tmp_path / "d2" / "veridic_model.json").read_text())["auto_backend"] == "torch"
     original = BertForSequenceClassification.from_pretrained(run / "final").state_dict()
     weights = read_packed(dest)
     w = "classifier.weight"

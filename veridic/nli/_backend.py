@@ -603,14 +603,25 @@ BACKEND_KINDS = ("auto", "torch", "onnx", "dummy")
 _SHARED_KWARGS = frozenset({"device", "dtype", "batch_size", "max_length", "label_map"})
 
 
+def _int8_declined(folder: Path) -> bool:
+    """The model's ``veridic_model.json`` says ``"auto_backend": "torch"``: its card measured its ONNX int8 copy too
+    far from its own weights (a deeper encoder accumulates the activation rounding), so ``auto`` keeps the weights."""
+    try:
+        info = json.loads((folder / "veridic_model.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(info, dict) and info.get("auto_backend") == "torch"
+
+
 def resolve_backend_kind(kind: str, *, model: str | Path | None = None, device: str = "cpu", dtype: str = "auto",
                          mc_samples: int = 0, options: Sequence[str] = ()) -> str:
     """The backend ``kind="auto"`` loads: ``onnx`` (the model's ``model.int8.onnx``) where it can run, else ``torch``.
 
     ONNX int8 is the fastest path measured on CPU (docs/report.md, speed) at no dev AUC cost, and
     loads without torch. It is picked when the device is the CPU, ``dtype`` is ``auto`` or ``int8``, no
-    Monte-Carlo dropout is asked for (``mc_samples``; ONNX has no dropout), onnxruntime is installed and the
-    model folder holds an int8 export (``veridic export onnx``). Any other kind is returned as it is.
+    Monte-Carlo dropout is asked for (``mc_samples``; ONNX has no dropout), onnxruntime is installed, the
+    model folder holds an int8 export (``veridic export onnx``) or is packed, and the model does not decline int8
+    (``"auto_backend": "torch"`` in its ``veridic_model.json``). Any other kind is returned as it is.
 
     >>> resolve_backend_kind("auto", mc_samples=15)
     'torch'
@@ -626,6 +637,8 @@ def resolve_backend_kind(kind: str, *, model: str | Path | None = None, device: 
     except ModelLoadError:
         return "torch"  # torch gives the full error
     if where == "hub":
+        return "torch"
+    if _int8_declined(Path(ref)):
         return "torch"
     folder = Path(ref) / "onnx" if (Path(ref) / "onnx").is_dir() else Path(ref)
     if not (folder / "model.int8.onnx").exists():
