@@ -16,7 +16,7 @@ __all__ = ["ACCURATE_MODEL_NAME", "EMBEDDED_MODELS", "EMBEDDED_MODEL_NAME", "KNO
 
 EMBEDDED_MODEL_NAME = "veridic-nli-minilm-l6"
 #: The embedded model that is the accurate tier (``--model`` picks it by this name; the benchmarks score it).
-ACCURATE_MODEL_NAME = "veridic-nli-mpnet-l6"
+ACCURATE_MODEL_NAME = "veridic-nli-mpnet-base"
 
 #: Real checkpoints users with a model hub can point veridic at.
 KNOWN_CHECKPOINTS = {
@@ -29,9 +29,10 @@ KNOWN_CHECKPOINTS = {
 #: NLI models trained by this project and shipped inside the package (``veridic/models/<name>``), selectable by name.
 EMBEDDED_MODELS = {
     EMBEDDED_MODEL_NAME: "the fast default: MiniLM-L6 (22M parameters), configs/nli-minilm*.yaml",
-    "veridic-nli-mpnet-l6": "the accurate tier: the first 6 layers of MPNet-base (about 67M parameters), configs/nli-base-v*.yaml",
+    "veridic-nli-mpnet-l6": "the previous accurate tier: the first 6 layers of MPNet-base (about 67M parameters), "
+                            "configs/nli-base-v*.yaml",
     "veridic-nli-mpnet-base": "the accurate tier: all 12 layers of MPNet-base (about 110M parameters), "
-                              "configs/nli-base-l12-v*.yaml",
+                              "configs/nli-base-l12s-v*.yaml",
     "veridic-nli-minilm-commercial": "the fast model trained only on data whose licences allow commercial use: MiniLM-L6, "
                                      "configs/nli-minilm-commercial.yaml",
 }
