@@ -1,7 +1,7 @@
 """The accurate tier's registered evaluation (docs/preregistration/nli-base.md, "What is scored"), one JSON line out.
 
-    python benchmarks/accurate_tier.py --model veridic-nli-mpnet-l6 --out runs/report/accurate
-    python benchmarks/accurate_tier.py --model ~/.cache/veridic/train/nli-base-v2/final --steps heldout
+    python benchmarks/accurate_tier.py --model veridic-nli-mpnet-base --out runs/report/accurate
+    python benchmarks/accurate_tier.py --model ~/.cache/veridic/train/nli-base-l12s-v2/final --steps heldout
 
 Steps (``--steps``, comma-separated; default all), each beside the fast default (``--baseline``) and a trivial
 baseline:

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MODELS = ("veridic-nli-minilm-l6", "veridic-nli-minilm-commercial", "veridic-nli-mpnet-l6", "veridic-nli-mpnet-base")
+MODELS = ("veridic-nli-minilm-l6", "veridic-nli-minilm-commercial", "veridic-nli-mpnet-base")
 SCORERS = ("hybrid", "e-c", "overlap-bigram")
 SUITE = ROOT / "veridic" / "bench" / "data" / "binding_suite.jsonl"
 

@@ -1,7 +1,7 @@
 """Score any NLI model on a training config's held-back slices (real NLI, and contrast pairs per rule).
 
     python benchmarks/heldout_compare.py --config configs/nli-minilm-v2.yaml --run runs/nli-v2 \
-        --model runs/nli-v1/final --model veridic-nli-mpnet-l6 --out runs/eval/heldout.json
+        --model runs/nli-v1/final --model veridic-nli-mpnet-base --out runs/eval/heldout.json
 
 The slices are rebuilt exactly as the trainer builds them (hash-selected rows, never trained on), so
 models trained with different recipes are compared on the same rows.
@@ -33,7 +33,7 @@ def main() -> None:
     t._prepare_data()
     out = {}
     for m in args.model:
-        # A name (veridic-nli-mpnet-l6), folder or hub id; packed int8 folders are dequantised as the backend does.
+        # A name (veridic-nli-mpnet-base), folder or hub id; packed int8 folders are dequantised as the backend does.
         path, _ = resolve_model_path(m)
         model = load_sequence_classifier(Path(path) if Path(str(path)).is_dir() else path).eval()
         tok = AutoTokenizer.from_pretrained(str(path))

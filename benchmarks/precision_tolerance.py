@@ -1,7 +1,7 @@
 """How far a shipped model's compact forms move its scores: packed int8 rows, bf16, ONNX int8, against fp32.
 
-    python benchmarks/precision_tolerance.py --model veridic-nli-mpnet-l6 \
-        --fp32 ~/.cache/veridic/train/nli-base-v2/final --out runs/precision.json
+    python benchmarks/precision_tolerance.py --model veridic-nli-mpnet-base \
+        --fp32 ~/.cache/veridic/train/nli-base-l12s-v2/final --out runs/precision.json
 
 On the premise/hypothesis pairs of the contrast suite (652 short pairs; ``--limit`` for fewer), each form's
 probabilities are compared with the full-precision weights (``--fp32``, the training run's export; left out:

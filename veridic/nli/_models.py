@@ -12,7 +12,8 @@ from pathlib import Path
 
 from veridic.errors import ModelLoadError, did_you_mean
 
-__all__ = ["ACCURATE_MODEL_NAME", "EMBEDDED_MODELS", "EMBEDDED_MODEL_NAME", "KNOWN_CHECKPOINTS", "embedded_model_path", "resolve_model_path"]
+__all__ = ["ACCURATE_MODEL_NAME", "EMBEDDED_MODELS", "EMBEDDED_MODEL_NAME", "KNOWN_CHECKPOINTS", "RETIRED_MODELS", "embedded_model_path",
+           "resolve_model_path"]
 
 EMBEDDED_MODEL_NAME = "veridic-nli-minilm-l6"
 #: The embedded model that is the accurate tier (``--model`` picks it by this name; the benchmarks score it).
@@ -29,12 +30,16 @@ KNOWN_CHECKPOINTS = {
 #: NLI models trained by this project and shipped inside the package (``veridic/models/<name>``), selectable by name.
 EMBEDDED_MODELS = {
     EMBEDDED_MODEL_NAME: "the fast default: MiniLM-L6 (22M parameters), configs/nli-minilm*.yaml",
-    "veridic-nli-mpnet-l6": "the previous accurate tier: the first 6 layers of MPNet-base (about 67M parameters), "
-                            "configs/nli-base-v*.yaml",
     "veridic-nli-mpnet-base": "the accurate tier: all 12 layers of MPNet-base (about 110M parameters), "
                               "configs/nli-base-l12s-v*.yaml",
     "veridic-nli-minilm-commercial": "the fast model trained only on data whose licences allow commercial use: MiniLM-L6, "
                                      "configs/nli-minilm-commercial.yaml",
+}
+
+#: Models that shipped once and were taken out of the package: name -> (successor, the commit that last holds its
+#: files). The name stays known so that a script or config written for it gets a way forward, not a hub lookup.
+RETIRED_MODELS = {
+    "veridic-nli-mpnet-l6": ("veridic-nli-mpnet-base", "6edb1d2"),
 }
 
 
@@ -54,6 +59,12 @@ def resolve_model_path(model: str | Path | None) -> tuple[str | Path, str]:
     """
     if model is None or str(model) == "embedded":
         model = EMBEDDED_MODEL_NAME
+    if str(model) in RETIRED_MODELS:
+        successor, commit = RETIRED_MODELS[str(model)]
+        raise ModelLoadError(f"The model {str(model)!r} was retired and no longer ships with veridic; its successor is "
+                             f"{successor!r} ({EMBEDDED_MODELS[successor]}): select it with --model {successor}. To run the "
+                             f"retired model, restore its files in a clone of the repository with "
+                             f"`git checkout {commit} -- veridic/models/{model}` and pass that folder with --model.")
     if str(model) in EMBEDDED_MODELS:
         path = embedded_model_path(str(model))
         if not (path / "config.json").exists():
