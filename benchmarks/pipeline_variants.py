@@ -5,6 +5,7 @@ registered rule selects (docs/preregistration/span-tagger.md, "Pipeline v3" and 
     python benchmarks/pipeline_variants.py --grid v3 -o runs/pipeline-v3
     python benchmarks/pipeline_variants.py --grid v7 -o runs/pipeline-v7
     python benchmarks/pipeline_variants.py --grid v8 -o runs/pipeline-v8
+    python benchmarks/pipeline_variants.py --grid v9 -o runs/pipeline-v9
 
 Development data only, none of it an evaluation row: WiCE dev (token F1 of non-supported tokens), the 88 EntFA train
 rows the tagger held back for its thresholds (character span F1) and the detector's contrast suite (correct
@@ -26,13 +27,15 @@ from typing import Any
 #: The registered grids; the first entry of each list is the shipped pipeline's setting, None = the tagger's own.
 #: v3: how proposals are confirmed; v4: proposals of function words alone, and sentences an evidence-backed fix repairs;
 #: v7: what marks a sentence the judge rejects where nothing else does (v5's shipped settings held fixed);
-#: v8: whether the rules' spans on a sentence the judge calls a contradiction stand where nothing else does.
+#: v8: whether the rules' spans on a sentence the judge calls a contradiction stand where nothing else does;
+#: v9: whether names and values the evidence gives to something else are marked, and flag the passage.
 GRIDS: dict[str, dict[str, list[Any]]] = {
     "v3": {"word_threshold": [None, 0.40, 0.55], "flag_threshold": [None, 0.80, 0.95], "overrule": [True, False],
            "spans_per_sentence": [None, 1]},
     "v4": {"content_words": [False, True], "fixes_explain": [False, True]},
     "v7": {"content_words": [True], "fixes_explain": [True], "unsupported_fill": [None, "absent-words", "sentence"]},
     "v8": {"content_words": [True], "fixes_explain": [True], "judge_contradictions": [False, True]},
+    "v9": {"content_words": [True], "fixes_explain": [True], "bindings": [False, True]},
 }
 
 
@@ -122,20 +125,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 _KNOBS = ("word_threshold", "flag_threshold", "overrule", "spans_per_sentence", "content_words", "fixes_explain", "unsupported_fill",
-          "judge_contradictions")
+          "judge_contradictions", "bindings")
 
 
 def _table(rows: list[dict[str, Any]], chosen: dict[str, Any]) -> str:
     """Every variant's knobs and figures as a Markdown table, the selected one marked."""
-    lines = ["| τ | flag | overrule | per sentence | content words | fixes explain | unsupported fill | judge contradictions | WiCE dev | "
-             "EntFA held-back | suite left alone | entity / relation / contradictory | edits | mean |",
-             "|---:|---:|---|---:|---|---|---|---|---:|---:|---:|---|---:|---:|"]
+    lines = ["| τ | flag | overrule | per sentence | content words | fixes explain | unsupported fill | judge contradictions | bindings | "
+             "WiCE dev | EntFA held-back | suite left alone | entity / relation / contradictory | edits | mean |",
+             "|---:|---:|---|---:|---|---|---|---|---|---:|---:|---:|---|---:|---:|"]
     for r in rows:
         k, f = r["knobs"], r["figures"]
         mark = " **selected**" if r is chosen else ""
         lines.append(f"| {k['word_threshold']:.2f} | {k['flag_threshold']:.2f} | {k['overrule']} | {k['spans_per_sentence'] or 'all'} | "
               f"{k.get('content_words', False)} | {k.get('fixes_explain', False)} | {k.get('unsupported_fill') or '—'} | "
-              f"{k.get('judge_contradictions', False)} | {f['wice_dev_f1']:.3f} | {f['entfa_held_back_f1']:.3f} | {f['suite_left_alone']:.3f} | "
+              f"{k.get('judge_contradictions', False)} | {k.get('bindings', False)} | {f['wice_dev_f1']:.3f} | {f['entfa_held_back_f1']:.3f} | {f['suite_left_alone']:.3f} | "
               f"{f['suite_entity_f1']:.3f} / {f['suite_relation_f1']:.3f} / {f.get('suite_contradictory_f1', float('nan')):.3f} | "
               f"{f['suite_edits_passing']}/{f['suite_edits']} | {r['objective']:.3f}{mark} |")
     return "\n".join(lines)

@@ -3,8 +3,10 @@ the phrase that introduces it."""
 
 from __future__ import annotations
 
+import pytest
+
 from veridic.detect._localise import deletable_phrases
-from veridic.ling._align import entity_mismatches, value_unit
+from veridic.ling._align import entity_mismatches, relation_flips, value_unit
 
 SOURCE = ("The 35-metre dish cost about 33 million euros and was built by a consortium of European companies. "
           "It was inaugurated in Malargüe, Argentina.")
@@ -73,3 +75,23 @@ def test_the_cli_never_prints_an_abstention_as_a_clean_passage():
     english = CliRunner().invoke(app, ["detect", "-p", "Messi was born in 1987.", "-e", "Messi was born in 1987.",
                                        "--backend", "dummy", "--tagger", "none", "--tagged"])
     assert english.exit_code == 0 and "cannot judge" not in english.stderr
+
+
+@pytest.mark.parametrize(("claim", "evidence", "flip"), [
+    ("Sales went down 3 percent in the third quarter.", "Sales went up 3 percent in the third quarter.", ("down", "up")),
+    ("Tim Cook said iPhone sales fell in emerging markets.", "Tim Cook said iPhone sales grew in emerging markets.", ("fell", "grew")),
+    ("Exports declined by 4 percent last year.", "Exports rose by 4 percent last year.", ("declined", "rose")),
+])
+def test_a_change_in_the_other_direction_is_an_antonym_with_the_evidence_word_as_its_fix(nlp, claim, evidence, flip):
+    flips = relation_flips(nlp(claim)[:], nlp(evidence)[:])
+    assert [(f.text, f.suggestion, f.kind) for f in flips] == [(*flip, "antonym")]
+
+
+@pytest.mark.parametrize(("claim", "evidence"), [
+    ("Tim Cook said iPhone sales rose in emerging markets.", "Tim Cook said iPhone sales grew in emerging markets."),
+    ("Sales went down 3 percent in the third quarter.", "Sales went down 3 percent in the third quarter."),
+    # another verb's particle is not the reverse of this one's: "turned down" the offer, "went up" the hill
+    ("He turned down the offer in March.", "He went up the hill in March."),
+])
+def test_the_same_direction_or_another_verbs_particle_is_no_antonym(nlp, claim, evidence):
+    assert [f for f in relation_flips(nlp(claim)[:], nlp(evidence)[:]) if f.kind == "antonym"] == []

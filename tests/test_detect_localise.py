@@ -54,6 +54,13 @@ def test_negations_and_the_root_are_never_deletable(nlp):
     assert all(not (a <= sent.root.i < b) for a, b in deletable_phrases(sent))
 
 
+def test_a_verbs_direction_particle_is_not_deletable(nlp):
+    # "Sales went 3 percent" says neither direction: deleting the particle says another thing, not less.
+    got = _phrases(nlp, "Sales went down 3 percent in the third quarter.")
+    assert "down" not in got and got["in the third quarter"] == "Sales went down 3 percent."
+    assert "quickly" in _phrases(nlp, "Sales fell quickly in the third quarter.")  # a manner adverb still may go
+
+
 def test_choose_keeps_only_entailed_remainders_smallest_first():
     d = [Deletion(0, 20, e=0.9, n=0.05, c=0.05), Deletion(8, 20, e=0.7, n=0.2, c=0.1),
          Deletion(25, 30, e=0.6, n=0.3, c=0.1), Deletion(32, 40, e=0.45, n=0.5, c=0.05)]

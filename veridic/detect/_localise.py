@@ -31,6 +31,8 @@ __all__ = ["deletable_phrases", "deletion_units", "without", "Deletion", "choose
 _OPTIONAL_DEPS = frozenset({"prep", "agent", "npadvmod", "advmod", "amod", "nummod", "appos", "relcl", "acl", "advcl",
                             "conj", "compound", "poss", "quantmod", "nmod", "oprd"})
 _NEGATIONS = frozenset({"not", "n't", "never", "no", "nor"})
+# Adverbs the parser hangs on a verb as ``advmod`` that are the verb's particle in meaning ("went down", "sold off").
+_VERB_PARTICLES = frozenset({"up", "down", "upward", "upwards", "downward", "downwards", "off", "out", "away", "apart"})
 _FINAL_STOPS = frozenset({".", "!", "?", "…"})
 # A phrase covering this share of the sentence or more is the sentence, not a part of it.
 _MAX_SHARE = 0.7
@@ -52,6 +54,8 @@ def deletable_phrases(sentence: Any) -> list[tuple[int, int]]:
             continue
         if t.dep_ == "advmod" and (t.lower_ in _NEGATIONS or t.pos_ != "ADV"):
             continue
+        if t.dep_ == "advmod" and t.lower_ in _VERB_PARTICLES and t.head.pos_ == "VERB":
+            continue  # "went *down* 3 percent": without it the verb says another thing, not less
         if t.dep_ in ("compound", "nmod") and t.pos_ == "PROPN" and t.head.pos_ == "PROPN":
             continue
         if t.dep_ == "appos" and t.pos_ == "PROPN" and t.head.pos_ == "NOUN" and t.left_edge.i == t.head.i + 1:

@@ -44,15 +44,16 @@ from veridic.detect._tags import to_tagged
 from veridic.detect._taxonomy import TAXONOMY
 from veridic.errors import ConfigError
 from veridic.ling.lexical import content_words
+from veridic.types import Span
 
 __all__ = ["EVIDENCED_RULES", "JUDGE_CONTRADICTION", "PIPELINE_SETTINGS", "UNSUPPORTED_FILLS", "TaggedDetector", "sentence_type"]
 
 #: Rule spans backed by an aligned piece of evidence (kept without a tagger mark); the others (``nli-*``,
 #: ``unknown-entity``, deletion and coverage spans) only say a sentence is doubted, which the tagger says better.
-EVIDENCED_RULES = ("entity-mismatch", "structure-", "relation-", "polarity-clash", "subjective-")
+EVIDENCED_RULES = ("entity-mismatch", "entity-binding", "structure-", "relation-", "polarity-clash", "subjective-")
 #: The confirmation settings a tagger folder may store for the pipeline (:meth:`TaggedDetector.stored_settings`).
 PIPELINE_SETTINGS = ("flag_threshold", "word_threshold", "overrule", "spans_per_sentence", "content_words", "fixes_explain",
-                     "unsupported_fill", "judge_contradictions")
+                     "unsupported_fill", "judge_contradictions", "bindings")
 #: The rule detector's spans on a sentence its judge calls a contradiction (whole, or narrowed to the phrases whose
 #: deletion restores entailment or that the evidence does not cover), kept by ``judge_contradictions``.
 JUDGE_CONTRADICTION = "nli-contradiction"
@@ -106,12 +107,16 @@ class TaggedDetector:
     the evidence never uses, runs joined across function words, ``"sentence"`` the whole sentence), typed as a
     proposal is; ``judge_contradictions``, whether the rule detector's spans on a sentence its judge calls a
     contradiction stand where no proposal or other span does (a clash the tagger does not see: "sales fell" against
-    "sales grew").
+    "sales grew"); ``bindings``, whether a name or value the evidence gives to something else is marked, with the
+    evidence's own value for that thing as its fix, and flags the passage even where the judge entails it (small
+    judges read "The new station is in Cebreros" as supported when the evidence puts the new station in Malargüe
+    and another one in Cebreros: :func:`veridic.ling._align.misbound_entities`).
     """
 
     def __init__(self, *, detector: Any, tagger: Any, flag_threshold: float | None = None, word_threshold: float | None = None,
                  overrule: bool = True, spans_per_sentence: int | None = None, content_words: bool = False,
-                 fixes_explain: bool = False, unsupported_fill: str | None = None, judge_contradictions: bool = False):
+                 fixes_explain: bool = False, unsupported_fill: str | None = None, judge_contradictions: bool = False,
+                 bindings: bool = False):
         if flag_threshold is None:
             flag_threshold = float(getattr(tagger, "meta", {}).get("flag_threshold", 0.9))
         if not 0.0 < flag_threshold <= 1.0:
@@ -135,6 +140,7 @@ class TaggedDetector:
         self.fixes_explain = bool(fixes_explain)
         self.unsupported_fill = unsupported_fill
         self.judge_contradictions = bool(judge_contradictions)
+        self.bindings = bool(bindings)
         self.judge = detector.scorer
 
     @staticmethod
@@ -170,7 +176,7 @@ class TaggedDetector:
                 "flag_threshold": self.flag_threshold, "word_threshold": self.word_threshold, "overrule": self.overrule,
                 "spans_per_sentence": self.spans_per_sentence, "content_words": self.content_words,
                 "fixes_explain": self.fixes_explain, "unsupported_fill": self.unsupported_fill,
-                "judge_contradictions": self.judge_contradictions}
+                "judge_contradictions": self.judge_contradictions, "bindings": self.bindings}
 
     def detect(self, *, passage: str, evidence: str | None = None, query: str | None = None) -> DetectionResult:
         return self.detect_many(passages=[passage], evidences=None if evidence is None else [evidence],
@@ -213,7 +219,9 @@ class TaggedDetector:
         proposals = spans_from_probs(passage, char_probs, threshold=self.word_threshold, breaks=[s.start_char for s in doc.sents])
         if self.content_words:
             proposals = [t for t in proposals if has_content_word(doc, t.start, t.end)]
-        if not self._flagged(result, proposals):
+        bound = self._misbound(result, doc, evidence_doc) if self.bindings else []
+        result = replace(result, spans=(*result.spans, *bound))
+        if not (self._flagged(result, proposals) or bound):
             return replace(result, spans=(), edited=passage, tagged=passage)
         spans: list[HallucinationSpan] = []
         used: set[int] = set()
@@ -298,6 +306,28 @@ class TaggedDetector:
             for x, y in ranges:
                 t = TaggedSpan(start=x, end=y, text=passage[x:y], score=float(min(1.0, max(0.0, 1.0 - sv.e))))
                 out.append(self._span(passage, doc, t, self._type(doc, evidence_doc, t, sv), sv.evidence, f"judge+{self.unsupported_fill}"))
+        return out
+
+    def _misbound(self, result: DetectionResult, doc: Any, evidence_doc: Any) -> list[HallucinationSpan]:
+        """Entity spans for the names and values each judged sentence binds to another thing than the evidence does,
+        none where a span of the rules already stands or the judge's entailment is strong (as a mismatched value
+        overrides only weak support)."""
+        from veridic.ling._align import misbound_entities
+
+        out: list[HallucinationSpan] = []
+        for sv in result.sentences:
+            sent = next((x for x in doc.sents if x.start_char <= sv.span.start < x.end_char), None)
+            if sent is None or sv.e >= self.detector.strong_support:
+                continue
+            for m in misbound_entities(sent, evidence_doc):
+                a, b = sent.start_char + m.start, sent.start_char + m.end
+                if any(_overlap((a, b), (r.start, r.end)) for r in (*result.spans, *out)):
+                    continue
+                cp = m.counterpart
+                out.append(HallucinationSpan(start=a, end=b, text=result.passage[a:b], type="entity",
+                                             confidence=float(min(1.0, 0.5 * m.alignment + 0.5 * (1.0 - sv.e))),
+                                             evidence=Span(start=cp.start_char, end=cp.end_char, text=cp.text),
+                                             suggestion=cp.text, reason=f"entity-binding:{m.label}"))
         return out
 
     def _type(self, doc: Any, evidence_doc: Any, t: TaggedSpan, sv: Any) -> str:

@@ -39,6 +39,7 @@ __all__ = [
     "minimal_replacement",
     "best_evidence_sentence",
     "entity_mismatches",
+    "misbound_entities",
     "novel_terms",
     "relation_flips",
     "negative_polarity",
@@ -307,6 +308,101 @@ def entity_mismatches(sentence: Any, evidence_doc: Any, *, evidence_text_norm: s
     return out
 
 
+def _bound_words(tokens: Iterable[Any]) -> set[str]:
+    """Content lemmas and numbers: what a value can be bound to ("the station that opened in *2005*")."""
+    toks = list(tokens)
+    return content_lemmas(toks) | {normalise_value(t.text, "CARDINAL") for t in toks if t.like_num}
+
+
+def _clause_lemmas(t: Any) -> set[str]:
+    """Content lemmas of the clause holding token ``t``: its nearest verb's subtree, without the coordinated or
+    subordinate clauses of that verb that do not hold ``t`` ("designed by A, and the stadium by B": A's clause)."""
+    v = t
+    while v.head.i != v.i and v.pos_ not in ("VERB", "AUX"):
+        v = v.head
+    drop: set[int] = set()
+    for ch in v.children:
+        if ch.dep_ in ("conj", "advcl", "ccomp", "parataxis") and not ch.left_edge.i <= t.i <= ch.right_edge.i:
+            drop.update(range(ch.left_edge.i, ch.right_edge.i + 1))
+    return _bound_words([x for x in v.subtree if x.i not in drop])
+
+
+def misbound_entities(sentence: Any, evidence_doc: Any, *, margin: float = 0.25, min_alignment: float = 0.5) -> list[EntityMatch]:
+    """Entities and values of the claim ``sentence`` that the evidence mentions, but of something else.
+
+    "The new station is in Cebreros" against "a new station in Malargüe ... a similar station in Cebreros": each
+    word is in the evidence, and only which value goes with which thing is wrong, so overlap and small NLI models
+    read it as supported. A claim value is misbound when another evidence value of its type group sits in a
+    context that matches what the claim says of it (its other content words) by at least ``margin`` better than
+    every context of the value itself, and reaches ``min_alignment``. Context: 0.4 × the evidence sentence, 0.3 ×
+    the clause holding the value, 0.3 × the words next to it. Returned as :class:`EntityMatch` whose counterpart is
+    the value the evidence binds there.
+    """
+    ev_ents = _mentions(evidence_doc.ents)
+    claim_ents = _mentions(sentence.ents)
+    claim_lem = _bound_words(sentence)
+    out: list[EntityMatch] = []
+    for ent in claim_ents:
+        group, norm = TYPE_GROUPS[ent.label_], normalise_value(ent.text, ent.label_)
+        # The value itself, said whole or as part of a longer mention ("Cebreros" of "Cebreros, Spain"), and the
+        # other values of its kind that could be the one the evidence binds there.
+        kind = [c for c in ev_ents if TYPE_GROUPS[c.label_] == group]
+        own = [c for c in kind if _contains(c, norm) or _contains(ent, normalise_value(c.text, c.label_))]
+        others = [c for c in kind if c not in own and _same_kind(ent, c, group)]
+        if not own or not others:
+            continue
+        # What the claim says of the value: its other words, names of other kinds among them ("Ana Serrano scored
+        # for [Porto]"), never the values of its own kind, which are what may be misplaced.
+        kin = [e for e in claim_ents if TYPE_GROUPS[e.label_] == group]
+        frame = claim_lem - {x for e in kin for x in _bound_words(e)}
+        if len(frame) < 2:  # a claim that says nothing of its value but one word binds nothing
+            continue
+        # The words next to a value are its context only where they are not values of its kind: "Cebreros, Spain"
+        # has "Spain" beside "Cebreros" wherever it is said, which would make every context of the value match.
+        ctx = _context(sentence, ent.start, ent.end) - _STOP - {t.lower_ for e in kin for t in e}
+        ev_kin = {t.lower_ for e in ev_ents if TYPE_GROUPS[e.label_] == group for t in e}
+        fits = {c.start: _binding_fit(c, frame=frame, ctx=ctx, group=group, ev_kin=ev_kin) for c in own + others}
+        own_fit = max(fits[c.start] for c in own)
+        best = max(others, key=lambda c: (fits[c.start], -c.start))
+        best_fit = fits[best.start]
+        if best_fit >= min_alignment and best_fit - own_fit >= margin:
+            out.append(EntityMatch(ent.start_char - sentence.start_char, ent.end_char - sentence.start_char, ent.text,
+                                   ent.label_, best, round(min(1.0, best_fit), 6)))
+    return out
+
+
+def _binding_fit(c: Any, *, frame: set[str], ctx: set[str], group: str, ev_kin: set[str]) -> float:
+    """How well the context of the evidence mention ``c`` fits what the claim says of a value (``frame``; ``ctx``: the
+    words next to it), values of its type ``group`` (``ev_kin``: their words) left out."""
+    kin_lem = {x for e in c.sent.ents if TYPE_GROUPS.get(e.label_) == group for x in _bound_words(e)}
+    near = _context(c.doc, c.start, c.end) - _STOP - ev_kin
+    return (0.4 * _overlap(frame, _bound_words(c.sent) - kin_lem) + 0.3 * _overlap(frame, _clause_lemmas(c.root) - kin_lem)
+            + 0.3 * (_overlap(ctx, near) if ctx else 0.0))
+
+
+def _mentions(ents: Iterable[Any]) -> list[Any]:
+    """Entities of a type group, with a run of them joined by commas read as one mention ("Cebreros, Spain"): a
+    place and its country go together, and the fix for one is the other mention's whole text."""
+    out: list[Any] = []
+    for e in ents:
+        if e.label_ not in TYPE_GROUPS:
+            continue
+        prev = out[-1] if out else None
+        if (prev is not None and TYPE_GROUPS[prev.label_] == TYPE_GROUPS[e.label_] == "place" and prev.sent.start == e.sent.start
+                and all(t.text == "," for t in e.doc[prev.end : e.start]) and e.start - prev.end <= 1):
+            joined = e.doc[prev.start : e.end]
+            joined.label_ = prev.label_
+            out[-1] = joined
+            continue
+        out.append(e)
+    return out
+
+
+def _contains(span: Any, norm: str) -> bool:
+    """Whether a mention's normalised text holds ``norm`` as whole words ("Cebreros, Spain" holds "spain")."""
+    return bool(norm) and re.search(r"(?<![\w])" + re.escape(norm) + r"(?![\w])", normalise_value(span.text, span.label_)) is not None
+
+
 def novel_terms(sentence: Any, evidence_lemmas: set[str], evidence_words: set[str]) -> list[TermMatch]:
     """Noun compounds and proper-noun phrases of ``sentence`` with no word in the evidence."""
     out: list[TermMatch] = []
@@ -416,6 +512,31 @@ def polarity_clash(sentence: Any, evidence_sentence: Any, *, min_overlap: float)
     return a - sentence.start_char, b - sentence.start_char, doc.text[a:b]
 
 
+# Verbs of change by direction, compared by lemma: the antonym list pairs single inflected forms ("rose" / "fell"),
+# and a claim's "fell" against the evidence's "grew" is the same reversal. Kept to verbs whose every common sense
+# is a change of amount, so that no other sense reads as a reversal.
+_CHANGE_UP = frozenset({"rise", "increase", "grow", "climb", "jump", "soar", "surge", "double", "triple"})
+_CHANGE_DOWN = frozenset({"fall", "decrease", "decline", "drop", "shrink", "plunge", "slump", "tumble", "halve"})
+# A verb's direction particle ("went up", "turned down"): the verb alone says neither direction, so the particle
+# carries the claim; only the same verb with the other particle reverses it.
+_DIRECTIONS = {"up": "down", "down": "up", "upward": "downward", "downward": "upward", "upwards": "downwards",
+               "downwards": "upwards"}
+
+
+def _opposite_change(t: Any, evidence_sentence: Any) -> Any | None:
+    """The evidence token that reverses the claim token ``t`` as a change of amount or direction, or None."""
+    lemma = t.lemma_.lower()
+    if t.pos_ == "VERB" and (lemma in _CHANGE_UP or lemma in _CHANGE_DOWN):
+        other = _CHANGE_DOWN if lemma in _CHANGE_UP else _CHANGE_UP
+        return next((e for e in evidence_sentence if e.pos_ == "VERB" and e.lemma_.lower() in other), None)
+    ant = _DIRECTIONS.get(t.lower_)
+    if ant is not None and t.dep_ in ("prt", "advmod") and t.head.pos_ == "VERB":
+        head = t.head.lemma_.lower()
+        return next((e for e in evidence_sentence if e.lower_ == ant and e.dep_ in ("prt", "advmod")
+                     and e.head.lemma_.lower() == head), None)
+    return None
+
+
 class _FlipFinder:
     """A claim sentence and its aligned evidence sentence, and the flips found between them (first one wins)."""
 
@@ -449,12 +570,16 @@ class _FlipFinder:
         return False
 
     def antonym(self, ev_lower: set[str]) -> bool:
-        """The claim has a word whose antonym (and not the word itself) is in the evidence."""
+        """The claim has a word whose antonym (and not the word itself) is in the evidence: a listed antonym, a
+        verb of change in the other direction ("fell" against "grew"), or a verb's direction particle against the
+        other one on the same verb ("went down" against "went up")."""
         for t in self.s:
-            ant = _ANTONYMS.get(t.text) or _ANTONYMS.get(t.lower_)
-            if ant is None or t.lower_ in ev_lower or t.pos_ == "PROPN":
+            if t.lower_ in ev_lower or t.pos_ == "PROPN":
                 continue
-            hit = next((e for e in self.e if e.text.lower() == ant.lower()), None)
+            ant = _ANTONYMS.get(t.text) or _ANTONYMS.get(t.lower_)
+            hit = next((e for e in self.e if e.text.lower() == ant.lower()), None) if ant is not None else None
+            if hit is None:
+                hit = _opposite_change(t, self.e)
             if hit is not None:
                 return self.flip(t.i, t.i + 1, hit.text, "antonym", hit.i, hit.i + 1)
         return False
