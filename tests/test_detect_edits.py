@@ -95,3 +95,23 @@ def test_a_change_in_the_other_direction_is_an_antonym_with_the_evidence_word_as
 ])
 def test_the_same_direction_or_another_verbs_particle_is_no_antonym(nlp, claim, evidence):
     assert [f for f in relation_flips(nlp(claim)[:], nlp(evidence)[:]) if f.kind == "antonym"] == []
+
+
+@pytest.mark.parametrize(("evidence", "claim", "marked"), [
+    ("The agency has opened a new tracking station in Malargüe, Argentina. It already operates a similar station in "
+     "Cebreros, Spain, which opened in 2005.", "The new station is in Cebreros, Spain.", [("Cebreros, Spain", "Malargüe, Argentina")]),
+    ("Maria Lopez founded the bakery in 1987. Her brother Carlos opened the café across the street in 1993.",
+     "The bakery was founded in 1993.", [("1993", "1987")]),
+    ("Maria Lopez founded the bakery in 1987. Her brother Carlos opened the café across the street in 1993.",
+     "The bakery was founded in 1987.", []),
+    # the evidence gives both values to things the claim does not tell apart: nothing to bind
+    ("Two firms opened offices in Lyon and Turin.", "A firm opened an office in Turin.", []),
+    # the value is absent from the evidence: a mismatch, which entity_mismatches reports, not a binding
+    ("Maria Lopez founded the bakery in 1987.", "The bakery was founded in 1990.", []),
+])
+def test_a_value_is_misbound_only_when_the_evidence_gives_it_to_another_thing(nlp, evidence, claim, marked):
+    from veridic.ling._align import misbound_entities
+
+    got = misbound_entities(nlp(claim)[:], nlp(evidence))
+    assert [(m.text, m.counterpart.text) for m in got] == marked
+    assert all(claim[m.start:m.end] == m.text for m in got)

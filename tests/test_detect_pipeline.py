@@ -342,3 +342,39 @@ def test_judge_contradictions_add_nothing_where_a_proposal_stands_or_nothing_is_
     entailed_only = TaggedDetector(detector=rules, tagger=MarkTagger([]), judge_contradictions=True)
     assert entailed_only.detect(passage="The antenna cost 33 million euros.", evidence=SOURCE).spans == ()
     assert entailed_only.describe()["judge_contradictions"] is True
+
+
+BINDING_SOURCE = ("The European Space Agency has opened a new deep-space tracking station in Malargüe, Argentina. ESA already "
+                  "operates a similar station in Cebreros, Spain, which opened in 2005.")
+
+
+@pytest.fixture()
+def weak_rules(rules):
+    """The rule detector with no entailment counted as strong: the word-overlap judge entails every sentence whose
+    words the evidence holds (0.77 here), where a real judge's doubt lets the binding check speak."""
+    import copy
+
+    weak = copy.copy(rules)
+    weak.strong_support = 1.0
+    return weak
+
+
+def test_a_value_the_evidence_gives_to_another_thing_is_marked_with_the_evidence_value_as_its_fix(rules, weak_rules):
+    claim = "The new station is in Cebreros, Spain."
+    off = TaggedDetector(detector=weak_rules, tagger=MarkTagger([])).detect(passage=claim, evidence=BINDING_SOURCE)
+    on = TaggedDetector(detector=weak_rules, tagger=MarkTagger([]), bindings=True).detect(passage=claim, evidence=BINDING_SOURCE)
+    assert off.spans == ()
+    # strong entailment (0.77 >= 0.7) is left to stand, as it is for a mismatched value
+    strong = TaggedDetector(detector=rules, tagger=MarkTagger([]), bindings=True).detect(passage=claim, evidence=BINDING_SOURCE)
+    assert strong.spans == ()
+    assert [(s.text, s.type, s.suggestion, s.reason) for s in on.spans] == [
+        ("Cebreros, Spain", "entity", "Malargüe, Argentina", "entity-binding:GPE")]
+    assert BINDING_SOURCE[on.spans[0].evidence.start:on.spans[0].evidence.end] == "Malargüe, Argentina"
+    assert on.edited == "The new station is in Malargüe, Argentina."
+
+
+@pytest.mark.parametrize("claim", ["The new station is in Malargüe, Argentina.", "ESA operates a station in Cebreros, Spain.",
+                                   "The station in Cebreros opened in 2005."])
+def test_values_said_of_the_thing_the_evidence_gives_them_to_are_left_alone(weak_rules, claim):
+    r = TaggedDetector(detector=weak_rules, tagger=MarkTagger([]), bindings=True).detect(passage=claim, evidence=BINDING_SOURCE)
+    assert [s for s in r.spans if (s.reason or "").startswith("entity-binding")] == []
