@@ -36,10 +36,12 @@ def test_the_table_shows_every_variant_and_marks_the_selected_one():
     assert len(lines) == 4 and "**selected**" in lines[3] and "**selected**" not in lines[2]
     assert "| 0.25 | 0.60 | True | all | True | False | — | False |" in lines[3]
     filled = {**rows[1], "knobs": {**rows[1]["knobs"], "unsupported_fill": "absent-words"}}
-    assert "| True | False | absent-words | False | 0.400 |" in _table([filled], filled)
+    assert "| True | False | absent-words | False | False | 0.400 |" in _table([filled], filled)
     kept = {**rows[1], "knobs": {**rows[1]["knobs"], "judge_contradictions": True},
             "figures": {**figures, "suite_contradictory_f1": 0.66}}
-    assert "| — | True | 0.400 |" in _table([kept], kept) and "0.500 / 0.750 / 0.660" in _table([kept], kept)
+    assert "| — | True | False | 0.400 |" in _table([kept], kept) and "0.500 / 0.750 / 0.660" in _table([kept], kept)
+    bound = {**rows[1], "knobs": {**rows[1]["knobs"], "bindings": True}}
+    assert "| — | False | True | 0.400 |" in _table([bound], bound)
 
 
 class Counter:
