@@ -220,7 +220,8 @@ class TaggedDetector:
         if self.content_words:
             proposals = [t for t in proposals if has_content_word(doc, t.start, t.end)]
         bound = self._misbound(result, doc, evidence_doc) if self.bindings else []
-        result = replace(result, spans=(*result.spans, *bound))
+        if bound:
+            result = replace(result, spans=(*result.spans, *bound))
         if not (self._flagged(result, proposals) or bound):
             return replace(result, spans=(), edited=passage, tagged=passage)
         spans: list[HallucinationSpan] = []

@@ -236,6 +236,11 @@ class RelationFlip:
     evidence_end: int
 
 
+def _holds_words(text: str, words: str) -> bool:
+    """Whether normalised ``text`` holds the normalised ``words`` whole, not inside a longer word."""
+    return re.search(r"(?<![\w])" + re.escape(words) + r"(?![\w])", text) is not None
+
+
 def _present(ent: Any, evidence_norm: str, evidence_ents: Sequence[Any]) -> bool:
     """Is the claim entity mentioned in the evidence (as a value, a name, or part of a longer name)?"""
     label = ent.label_
@@ -245,11 +250,11 @@ def _present(ent: Any, evidence_norm: str, evidence_ents: Sequence[Any]) -> bool
     group = TYPE_GROUPS.get(label)
     if group in NUMERIC_GROUPS:
         parts = set(norm.split())
-        if re.search(r"(?<![\w])" + re.escape(norm) + r"(?![\w])", evidence_norm):
+        if _holds_words(evidence_norm, norm):
             return True
         # "June 12, 1987" is present if some evidence date holds all its parts ("12 June 1987").
         return any(parts <= _value_parts(e.text, e.label_) for e in evidence_ents if TYPE_GROUPS.get(e.label_) == group)
-    if re.search(r"(?<![\w])" + re.escape(norm) + r"(?![\w])", evidence_norm):
+    if _holds_words(evidence_norm, norm):
         return True
     toks = {w for w in norm.split() if w not in _STOP}
     for e in evidence_ents:
@@ -400,7 +405,7 @@ def _mentions(ents: Iterable[Any]) -> list[Any]:
 
 def _contains(span: Any, norm: str) -> bool:
     """Whether a mention's normalised text holds ``norm`` as whole words ("Cebreros, Spain" holds "spain")."""
-    return bool(norm) and re.search(r"(?<![\w])" + re.escape(norm) + r"(?![\w])", normalise_value(span.text, span.label_)) is not None
+    return bool(norm) and _holds_words(normalise_value(span.text, span.label_), norm)
 
 
 def novel_terms(sentence: Any, evidence_lemmas: set[str], evidence_words: set[str]) -> list[TermMatch]:
