@@ -115,3 +115,21 @@ def test_a_value_is_misbound_only_when_the_evidence_gives_it_to_another_thing(nl
     got = misbound_entities(nlp(claim)[:], nlp(evidence))
     assert [(m.text, m.counterpart.text) for m in got] == marked
     assert all(claim[m.start:m.end] == m.text for m in got)
+
+
+@pytest.mark.parametrize(("claim", "evidence", "clash"), [
+    # Same meaning, different words: a negated comparative restates the evidence's superlative.
+    ("No metropolitan area in the world has more people than Greater Tokyo.",
+     "Greater Tokyo is the most populous metropolitan area in the world.", None),
+    ("No one ran faster than Bolt in 2009.", "Bolt was the fastest runner in 2009.", None),
+    # Different meaning: the evidence states no superlative, or the claim is negated once more.
+    ("No metropolitan area in the world has more people than Greater Tokyo.",
+     "Greater Tokyo is a populous metropolitan area in the world.", "No"),
+    ("No one ran faster than Bolt in 2009 who did not train.", "Bolt was the fastest runner in 2009.", "No"),
+    ("Bolt did not run in 2009.", "Bolt was the fastest runner in 2009.", "not"),
+])
+def test_a_negated_comparative_is_not_a_negation_of_the_superlative(nlp, claim, evidence, clash):
+    from veridic.ling._align import polarity_clash
+
+    found = polarity_clash(list(nlp(claim).sents)[0], list(nlp(evidence).sents)[0], min_overlap=0.3)
+    assert (found[2] if found else None) == clash

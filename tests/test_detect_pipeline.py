@@ -378,3 +378,29 @@ def test_a_value_the_evidence_gives_to_another_thing_is_marked_with_the_evidence
 def test_values_said_of_the_thing_the_evidence_gives_them_to_are_left_alone(weak_rules, claim):
     r = TaggedDetector(detector=weak_rules, tagger=MarkTagger([]), bindings=True).detect(passage=claim, evidence=BINDING_SOURCE)
     assert [s for s in r.spans if (s.reason or "").startswith("entity-binding")] == []
+
+
+ACRONYM_SOURCE = "The telescope was built by NASA with contributions from the European Space Agency."
+
+
+@pytest.mark.parametrize(("claim", "mark", "kept"), [
+    # Different words, same meaning: the evidence spells the acronym out, and the sentence written out is entailed.
+    ("NASA built the telescope with contributions from ESA.", "ESA", False),
+    # An acronym the evidence neither uses nor spells out is still a name it lacks.
+    ("NASA built the telescope with contributions from JAXA.", "JAXA", True),
+])
+def test_a_proposed_acronym_the_evidence_spells_out_is_read_as_written_out(rules, claim, mark, kept):
+    r = TaggedDetector(detector=rules, tagger=MarkTagger([(mark, 0.95)]), fixes_explain=True).detect(
+        passage=claim, evidence=ACRONYM_SOURCE)
+    assert (mark in [s.text for s in r.spans]) is kept
+    plain = TaggedDetector(detector=rules, tagger=MarkTagger([(mark, 0.95)])).detect(passage=claim, evidence=ACRONYM_SOURCE)
+    assert mark in [s.text for s in plain.spans]  # without the fixes' check the proposal stands either way
+
+
+def test_spelled_out_maps_initials_to_the_run_of_capitalised_words(rules):
+    from veridic.ling._roles import spelled_out
+
+    names = spelled_out(rules.nlp("In 2006 the International Astronomical Union met at the Bank of England."))
+    assert names["IAU"] == "International Astronomical Union"
+    assert names["BE"] == "Bank of England"  # one other word between two capitalised words
+    assert "IAUB" not in names  # "met at the" is more than one word between runs

@@ -765,7 +765,7 @@ def _known_after_all(text: str, numeric: bool, edoc: Any, ev_words: set[str]) ->
     ("England" / "English"), or a value with the same numbers ("roughly $13.7 billion" / "about 13.7
     billion US dollars", "between 1831 and 1836" / "from 1831 to 1836"); wording-only values ("each",
     "the following day", "a decade") have no number to compare and are left alone."""
-    from veridic.ling._roles import _stem_eq
+    from veridic.ling._roles import _stem_eq, spelled_out
 
     t = re.sub(r"'s$|’s$", "", text.strip())
     low = t.lower()
@@ -776,16 +776,8 @@ def _known_after_all(text: str, numeric: bool, edoc: Any, ev_words: set[str]) ->
             return True
         ev_nums = {x.replace(",", "").rstrip(".") for x in _NUMBER.findall(edoc.text)}
         return bool(nums) and set(nums) <= ev_nums and all(w in ev_words for w in words if w in _SCALE)
-    if t.isupper() and len(t) >= 2:
-        caps = [x for x in edoc if x.text[:1].isupper()]
-        for i in range(len(caps)):
-            run = []
-            for x in caps[i : i + len(t) + 3]:
-                if run and x.i - run[-1].i > 2:
-                    break
-                run.append(x)
-                if "".join(y.text[0] for y in run) == t:
-                    return True
+    if t.isupper() and len(t) >= 2 and t in spelled_out(edoc):
+        return True
     if low in edoc.text.lower():
         return True
     if _DEMONYMS.get(low) in ev_words:

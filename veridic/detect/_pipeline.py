@@ -43,6 +43,7 @@ from veridic.detect._tagger import TaggedSpan, spans_from_probs
 from veridic.detect._tags import to_tagged
 from veridic.detect._taxonomy import TAXONOMY
 from veridic.errors import ConfigError
+from veridic.ling._roles import spelled_out
 from veridic.ling.lexical import content_words
 from veridic.types import Span
 
@@ -193,7 +194,7 @@ class TaggedDetector:
         for i, p in zip(todo, probs):
             out[i] = self._merge(ruled[i], p, doc=pdocs[i], evidence_doc=edocs[ruled[i].evidence])
         if self.fixes_explain:
-            explained = self._explained_by_fixes(out, todo, pdocs, checked)
+            explained = self._explained_by_fixes(out, todo, pdocs, checked, evidence_docs=[edocs.get(r.evidence) for r in out])
             for i, spans in explained.items():
                 out[i] = replace(out[i], spans=tuple(spans), edited=apply_edits(passage=out[i].passage, spans=spans),
                                  tagged=to_tagged(passage=out[i].passage, spans=spans))
@@ -249,18 +250,22 @@ class TaggedDetector:
                        tagged=to_tagged(passage=passage, spans=spans))
 
     def _explained_by_fixes(self, out: Sequence[DetectionResult], todo: Sequence[int], docs: Sequence[Any],
-                            checked: dict[tuple[str, str], bool]) -> dict[int, list[HallucinationSpan]]:
+                            checked: dict[tuple[str, str], bool], *, evidence_docs: Sequence[Any]) -> dict[int, list[HallucinationSpan]]:
         """Per passage whose spans change: the spans without the tagger's proposals in every sentence that the
-        evidence-backed replacements alone (each applied, nothing deleted) turn into one the judge entails. The
-        verdicts go into ``checked`` (evidence, sentence) -> entailed, which the later check of the fixes reuses."""
+        evidence-backed replacements alone (each applied, nothing deleted), with each proposed acronym the evidence
+        spells out written out as it does, turn into one the judge entails. The verdicts go into ``checked``
+        (evidence, sentence) -> entailed, which the later check of the fixes reuses."""
         jobs: list[tuple[int, tuple[int, int], str]] = []
         for i in todo:
             r, doc = out[i], docs[i]
             for sent in doc.sents:
                 a, b = sent.start_char, sent.end_char
                 inside = [sp for sp in r.spans if a <= sp.start < b]
+                if not any(_proposed(sp) for sp in inside):
+                    continue
                 fixes = [sp for sp in inside if sp.suggestion is not None and sp.suggestion != sp.text]
-                if not fixes or not any(_proposed(sp) for sp in inside):
+                fixes += _acronyms_spelled_out(sent, [sp for sp in inside if _proposed(sp)], fixes, evidence_docs[i])
+                if not fixes:
                     continue
                 shifted = [replace(sp, start=sp.start - a, end=sp.end - a, edit_range=None) for sp in fixes if sp.end <= b]
                 jobs.append((i, (a, b), apply_edits(passage=r.passage[a:b], spans=shifted).strip()))
@@ -363,6 +368,29 @@ def _runs(text: str, words: Sequence[tuple[int, int]], *, offset: int = 0) -> li
         else:
             out.append([x, y])
     return [(x + offset, y + offset) for x, y in out]
+
+
+def _acronyms_spelled_out(sent: Any, proposed: Sequence[HallucinationSpan], fixes: Sequence[HallucinationSpan],
+                          evidence_doc: Any) -> list[HallucinationSpan]:
+    """Edits that write out each acronym inside a proposal that the evidence never uses but spells out ("IAU" ->
+    "International Astronomical Union"): the tagger and the judge read the short form as a name the evidence lacks."""
+    if evidence_doc is None:
+        return []
+    names: dict[str, str] | None = None
+    out = []
+    for t in sent:
+        x, y = t.idx, t.idx + len(t.text)
+        if not (len(t.text) >= 2 and t.text.isalpha() and t.text.isupper()):
+            continue
+        if not any(sp.start <= x and y <= sp.end for sp in proposed) or any(_overlap((x, y), (f.start, f.end)) for f in fixes):
+            continue
+        if re.search(rf"\b{t.text}\b", evidence_doc.text):
+            continue  # the evidence's own word: what it is said of is the judge's question
+        names = spelled_out(evidence_doc) if names is None else names
+        if t.text in names:
+            out.append(HallucinationSpan(start=x, end=y, text=t.text, type="entity", confidence=None, evidence=None,
+                                         suggestion=names[t.text], reason="acronym"))
+    return out
 
 
 def _proposed(span: HallucinationSpan) -> bool:

@@ -498,6 +498,22 @@ def negative_polarity(tokens: Any) -> tuple[int, int] | None:
     return None
 
 
+# Quantifiers that negate a comparative into a superlative: "no city is larger than Tokyo", "nothing is faster than
+# light", "no one ran faster than Bolt".
+_NEGATIVE_QUANTIFIERS = frozenset({"no", "none", "nothing", "nobody", "neither"})
+
+
+def _negated_comparative(sentence: Any, cue: tuple[int, int]) -> bool:
+    """Is the cue a negative quantifier over a comparative with "than", and the sentence's only negative cue?"""
+    doc = sentence.doc
+    if cue[1] - cue[0] != 1 or doc[cue[0]].lower_ not in _NEGATIVE_QUANTIFIERS:
+        return False
+    after = [t for t in sentence if t.i >= cue[1]]
+    if negative_polarity(after) is not None:
+        return False  # "no city is not larger than ...": a second negation, read as written
+    return any(t.tag_ in ("JJR", "RBR") for t in after) and any(t.lower_ == "than" for t in after)
+
+
 def polarity_clash(sentence: Any, evidence_sentence: Any, *, min_overlap: float) -> tuple[int, int, str] | None:
     """A negative-polarity cue in the claim that its well-aligned evidence sentence lacks.
 
@@ -510,6 +526,8 @@ def polarity_clash(sentence: Any, evidence_sentence: Any, *, min_overlap: float)
     cue = negative_polarity(sentence)
     if cue is None or negative_polarity(evidence_sentence) is not None:
         return None
+    if _negated_comparative(sentence, cue) and any(t.tag_ in ("JJS", "RBS") for t in evidence_sentence):
+        return None  # "no area has more people than Tokyo" restates "Tokyo is the most populous area"
     if _core_overlap(sentence, content_lemmas(evidence_sentence)) < min_overlap:
         return None
     doc = sentence.doc

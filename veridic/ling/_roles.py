@@ -36,7 +36,7 @@ from typing import Any
 
 from veridic.ling._lexicon import ANTONYMS, CONVERSES, REVERSALS, SYNONYMS, is_symmetric_predicate
 
-__all__ = ["has_structure", "restated", "lexical_coverage", "uncovered_tokens", "uncovered_phrases", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
+__all__ = ["has_structure", "restated", "spelled_out", "lexical_coverage", "uncovered_tokens", "uncovered_phrases", "Frame", "StructuralError", "frames", "structural_errors", "arg_match", "mention"]
 
 _PRONOUN_CASE = {"he": "him", "him": "he", "she": "her", "her": "she", "they": "them", "them": "they",
                  "i": "me", "me": "i", "we": "us", "us": "we"}
@@ -210,6 +210,25 @@ def _is_person(t: Any) -> bool:
     if t.ent_type_ == "PERSON":
         return True
     return any(c.ent_type_ == "PERSON" and c.dep_ in ("appos", "compound", "flat") for c in t.children)
+
+
+def spelled_out(text: Any, *, max_words: int = 8) -> dict[str, str]:
+    """What an acronym may stand for in a parsed text: the initials of each run of 2 to ``max_words`` capitalised
+    words, one other word allowed between two ("Bank of England"), mapped to the run as written (the first run
+    with those initials).
+
+    >>> spelled_out(nlp("The International Astronomical Union met."))["IAU"]  # doctest: +SKIP
+    'International Astronomical Union'
+    """
+    caps = [t for t in text if t.text[:1].isupper()]
+    out: dict[str, str] = {}
+    for i in range(len(caps)):
+        for j in range(i + 2, min(len(caps), i + max_words) + 1):
+            run = caps[i:j]
+            if run[-1].i - run[-2].i > 2:
+                break
+            out.setdefault("".join(t.text[0] for t in run), run[0].doc.text[run[0].idx : run[-1].idx + len(run[-1].text)])
+    return out
 
 
 def _initials(words: list[Any]) -> str:
@@ -682,13 +701,7 @@ def _coverage(sentence: Any, evidence: Any) -> tuple[list[Any], list[Any]]:
     "German Democratic Republic"). 1.0 for a sentence without content words."""
     ev = [t for t in evidence if not (t.is_punct or t.is_space)]
     ev_lem = {_lemma(t) for t in ev} | {t.lower_ for t in ev}
-    caps = [t for t in ev if t.text[:1].isupper()]
-    acronyms = set()
-    for i in range(len(caps)):
-        for j in range(i + 2, min(len(caps), i + 6) + 1):
-            run = caps[i:j]
-            if all(run[k + 1].i - run[k].i <= 2 for k in range(len(run) - 1)):
-                acronyms.add("".join(t.text[0] for t in run))
+    acronyms = spelled_out(ev, max_words=6)
     words = [t for t in sentence if not (t.is_stop or t.is_punct or t.is_space) and t.lower_ not in _STOP]
     missing = []
     for t in words:
