@@ -33,7 +33,7 @@ def main() -> None:
     blocked = [k for k, r in rows.items() if r["commercial"] != "yes"]
     verdict = ("**commercial use allowed** by every input's licence" if not blocked else
                f"**non-commercial research use only**: {len(blocked)} of {len(rows)} inputs do not allow commercial use "
-               "(marked no or unknown above)")
+               "(marked no, unknown or inherits above)")
     print(f"\nWhat the weights allow: {verdict}.")
 
 

@@ -69,3 +69,15 @@ def test_licence_rows_for_a_card():
     assert "NLI set snli" in names and "NLI set anli" not in names  # weight 0: not a training input
     assert "contrast corpus text semiauto_wiki" in names and "contrast corpus text pomo_valid" not in names
     assert {r["commercial"] for r in rows} == {"yes"}
+
+
+def test_a_distilled_model_carries_its_teacher_and_cannot_be_commercial():
+    raw = yaml.safe_load((REPO / "configs" / "nli-minilm-commercial.yaml").read_text())
+    raw["distill"] = {"enabled": True, "teacher": "teachers/some-model"}
+    with pytest.raises(ConfigError, match=r"distill\.teacher: teachers/some-model"):
+        config_from_dict(raw)
+    raw["commercial"] = False
+    rows = licence_rows({"config": config_from_dict(raw).to_dict()})
+    teacher = [r for r in rows if r["input"].startswith("distillation teacher")]
+    assert teacher == [{"input": "distillation teacher teachers/some-model", "licence": "its training inputs' (list its configs too)",
+                        "commercial": "inherits", "note": ""}]

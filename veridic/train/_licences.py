@@ -198,4 +198,9 @@ def licence_rows(summary: dict[str, Any]) -> list[dict[str, str]]:
         for extra in con.get("extra_corpora", []):
             rows.append({"input": f"extra corpus {extra}", "licence": "built from the sources named in its card",
                          "commercial": "unknown", "note": ""})
+    dis = cfg.get("distill", {})
+    if dis.get("enabled"):
+        # The student learns the teacher's judgments, so it carries the terms of the teacher's training data.
+        rows.append({"input": f"distillation teacher {dis.get('teacher')}", "licence": "its training inputs' (list its configs too)",
+                     "commercial": "inherits", "note": ""})
     return rows

@@ -323,6 +323,9 @@ def _check_commercial(cfg: TrainConfig) -> None:
     problems = commercial_problems(sets=sets, contrast_sources=sources, extra_corpora=extra, semiauto_excludes=excludes)
     if cfg.synthetic.enabled:
         problems.append("synthetic: PoMo / NLI-premise synthetic pairs carry their sources' terms; disable them")
+    if cfg.distill.enabled:
+        problems.append(f"distill.teacher: {cfg.distill.teacher}: a teacher's soft labels carry its own training data's "
+                        "licences, which this run cannot check; disable distillation")
     path = cfg.model.path or DEFAULT_BACKBONE
     if not path.startswith(BACKBONE_PREFIX):
         problems.append(f"model.path: {path} is not a registered backbone; its training data's licences are unknown here")
