@@ -43,6 +43,7 @@ from veridic.detect._tagger import TaggedSpan, spans_from_probs
 from veridic.detect._tags import to_tagged
 from veridic.detect._taxonomy import TAXONOMY
 from veridic.errors import ConfigError
+from veridic.ling._align import _holds_words
 from veridic.ling._roles import spelled_out
 from veridic.ling.lexical import content_words
 from veridic.types import Span
@@ -261,10 +262,11 @@ class TaggedDetector:
             for sent in doc.sents:
                 a, b = sent.start_char, sent.end_char
                 inside = [sp for sp in r.spans if a <= sp.start < b]
-                if not any(_proposed(sp) for sp in inside):
+                proposed = [sp for sp in inside if _proposed(sp)]
+                if not proposed:
                     continue
                 fixes = [sp for sp in inside if sp.suggestion is not None and sp.suggestion != sp.text]
-                fixes += _acronyms_spelled_out(sent, [sp for sp in inside if _proposed(sp)], fixes, evidence_docs[i])
+                fixes += _acronyms_spelled_out(sent, proposed, fixes, evidence_docs[i])
                 if not fixes:
                     continue
                 shifted = [replace(sp, start=sp.start - a, end=sp.end - a, edit_range=None) for sp in fixes if sp.end <= b]
@@ -384,7 +386,7 @@ def _acronyms_spelled_out(sent: Any, proposed: Sequence[HallucinationSpan], fixe
             continue
         if not any(sp.start <= x and y <= sp.end for sp in proposed) or any(_overlap((x, y), (f.start, f.end)) for f in fixes):
             continue
-        if re.search(rf"\b{t.text}\b", evidence_doc.text):
+        if _holds_words(evidence_doc.text, t.text):
             continue  # the evidence's own word: what it is said of is the judge's question
         names = spelled_out(evidence_doc) if names is None else names
         if t.text in names:
