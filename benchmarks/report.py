@@ -397,9 +397,12 @@ def _distill(lines: list[str]) -> None:
         "if it was higher on the dev pool in the combination (`hybrid`, leave-one-dataset-out) and in `e-c` both, with "
         "no significant loss on a dialogue set. It is, barely: `hybrid` 79.3 against 78.7 (+0.6, p = 0.31), `e-c` "
         "74.14 against 74.10 (+0.05, p = 0.96; below), no dialogue set significantly worse; the per-set paired tests "
-        "are in the pre-registration (\"D2: result\"). So it becomes the default, packed in int8 rows "
-        "(`weights/nli-minilm-distill-l12/` until it replaces the default's files). Rebuild the scored form with "
-        "`python scripts/ship_model.py --run RUN --dest runs/models/veridic-nli-minilm-distill-l12` after training.", ""])
+        "are in the pre-registration (\"D2: result\"). So it became the default, `veridic-nli-minilm-l6`, packed in "
+        "int8 rows; the tables compare the scored form with the earlier default, as they stood when the rule was read "
+        "(every other section of this page measures the present default). Rebuild the scored form with "
+        "`python scripts/ship_model.py --run RUN --dest runs/models/veridic-nli-minilm-distill-l12` after training, and "
+        "the earlier default with `git worktree add OLD 20fde7d` (`--baseline OLD/veridic/models/veridic-nli-minilm-l6`).", ""],
+        base="earlier default")
 
 
 def _commercial(lines: list[str]) -> None:
@@ -410,13 +413,15 @@ def _commercial(lines: list[str]) -> None:
         "\"The commercially usable fast model\"; model card: `veridic/models/veridic-nli-minilm-commercial/README.md`). "
         "Select it with `--model veridic-nli-minilm-commercial`. It was to become the default if its combination "
         "(`hybrid`, leave-one-dataset-out) lost no more than 1.0 point of the default's mean and no dialogue set was "
-        "significantly worse. Its mean is higher (79.3 against 78.7), but BEGIN-TC is significantly worse (−2.6, "
-        "p = 0.028; the per-set table is in the pre-registration), so it ships beside the default.", ""])
+        "significantly worse. Its mean was higher than the default's of the time (79.3 against 78.7), but BEGIN-TC was "
+        "significantly worse (−2.6, p = 0.028; the per-set table is in the pre-registration), so it ships beside the "
+        "default. The tables compare it with the present default.", ""])
 
 
-def _candidate(lines: list[str], name: str, label: str, intro: list[str]) -> None:
+def _candidate(lines: list[str], name: str, label: str, intro: list[str], base: str = "default") -> None:
     """Held-back NLI, dev pool, contrast suite, cost and detector figures of a candidate model beside the default
-    (benchmarks/accurate_tier.py's result), under ``intro``; ``label`` names the candidate in the tables."""
+    (benchmarks/accurate_tier.py's result), under ``intro``; ``label`` names the candidate in the tables, ``base``
+    the default it was scored against."""
     meta, res = _load(name, "meta.json"), _load(name, "result.json")
     lines += intro
     h = res.get("heldout")
@@ -427,12 +432,12 @@ def _candidate(lines: list[str], name: str, label: str, intro: list[str]) -> Non
         for role in ("accurate", "default"):
             m = h[role]
             f1 = " / ".join(f"{100 * m['per_class'][c]['f1']:.1f}" for c in ("entailment", "neutral", "contradiction"))
-            lines.append(f"| {label if role == 'accurate' else role} | {100 * m['accuracy_3way']:.1f} | {100 * m['accuracy_2way']:.1f} | {f1} |")
+            lines.append(f"| {label if role == 'accurate' else base} | {100 * m['accuracy_3way']:.1f} | {100 * m['accuracy_2way']:.1f} | {f1} |")
         lines += [f"| majority class | {100 * h['majority_3way']:.1f} | | |", ""]
     d = res.get("dev")
     if d:
-        lines += [f"**Dev pool**, the {label} model's `e-c` ROC AUC × 100 with 95 % CIs (every row of the eight dev sets), the fast "
-                  "default's `e-c` (`e-c@default`) and word and bigram overlap beside it:", "", *_auc_table(d)]
+        lines += [f"**Dev pool**, the {label} model's `e-c` ROC AUC × 100 with 95 % CIs (every row of the eight dev sets), the "
+                  f"{base}'s `e-c` (`e-c@default`) and word and bigram overlap beside it:", "", *_auc_table(d)]
     c = res.get("contrast")
     if c:
         groups = sorted(next(iter(c["groups"].values())))
@@ -448,13 +453,13 @@ def _candidate(lines: list[str], name: str, label: str, intro: list[str]) -> Non
                   "| model | rows | wall s | CPU s | peak memory MB |", "|---|---:|---:|---:|---:|"]
         for role in ("default", "accurate"):
             m = cost[role]
-            lines.append(f"| {label if role == 'accurate' else role} | {m['n']} | {m['wall_s']:.1f} | {m['cpu_s']:.1f} | {m['peak_rss_mb']:,} |")
+            lines.append(f"| {label if role == 'accurate' else base} | {m['n']} | {m['wall_s']:.1f} | {m['cpu_s']:.1f} | {m['peak_rss_mb']:,} |")
         lines.append("")
     det = res.get("detector")
     if det:
         roles = [r for r in ("default", "accurate") if r in det]
         lines += ["**The rule detector with each model as its judge** (`veridic detect bench suite` and `wice --split dev`, `e-c`):", "",
-                  "| | " + " | ".join(label if r == "accurate" else r for r in roles) + " |", "|---|" + "---:|" * len(roles)]
+                  "| | " + " | ".join(label if r == "accurate" else base for r in roles) + " |", "|---|" + "---:|" * len(roles)]
         for t in det[roles[0]]["suite"]["per_type_f1"]:
             lines.append(f"| suite F1 {t} | " + " | ".join(f"{det[r]['suite']['per_type_f1'][t]:.3f}" for r in roles) + " |")
         lines.append("| suite correct passages left alone | " + " | ".join(f"{det[r]['suite']['left_alone']:.3f}" for r in roles) + " |")

@@ -16,7 +16,8 @@ Steps (``--steps``, comma-separated; default all), each beside trivial baselines
 
 Each finished step is kept in ``OUT/<step>.json`` and reused, so a run cut short resumes at the next step. OUT is
 stamped with the tagger it measured (its folder and a fingerprint of its files, ``tagger.json`` with its thresholds and
-pipeline settings included): a run for another tagger, or for the same one with other settings, refuses to reuse it. ``--force``
+pipeline settings included) and with the judge (the default NLI model's folder and fingerprint): a run for another
+tagger, for the same one with other settings, or with another judge, refuses to reuse it. ``--force``
 recomputes everything, the files each step keeps inside OUT included.
 """
 
@@ -60,6 +61,15 @@ def tagger_stamp(tagger: str) -> dict[str, str]:
         raise SystemExit(f"tagger_eval: {tagger!r} resolves to {folder}, which has no {TAGGER_FILE}; "
                          "expected a trained tagger's folder or the shipped name veridic-tagger-minilm-l6.")
     return {"tagger": str(folder.resolve()), "files": folder_fingerprint(folder)}
+
+
+def judge_stamp() -> dict[str, str]:
+    """The judge every step runs the pipeline and the detector with (the embedded default NLI model): results
+    measured with other weights are not this run's, though the tagger be the same."""
+    from veridic.nli._models import EMBEDDED_MODEL_NAME, resolve_model_path
+
+    folder = Path(resolve_model_path(EMBEDDED_MODEL_NAME)[0])
+    return {"judge": str(folder.resolve()), "files": folder_fingerprint(folder)}
 
 
 def spans(*, tagger: str, out: Path) -> dict:
@@ -112,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     run = {"spans": lambda: spans(tagger=args.tagger, out=args.out), "wice": lambda: wice(tagger=args.tagger, data=args.wice, out=args.out),
            "suite": lambda: suite(tagger=args.tagger, out=args.out), "cost": lambda: cost(tagger=args.tagger)}
-    run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force, stamp=tagger_stamp(args.tagger), inner=INNER)
+    run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force, stamp={**tagger_stamp(args.tagger), "judge": judge_stamp()}, inner=INNER)
     print(json.dumps({"tagger": args.tagger, "out": str(args.out), "steps": [s for s in STEPS if (args.out / f"{s}.json").exists()]}))
     return 0
 

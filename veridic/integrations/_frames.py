@@ -26,7 +26,7 @@ scores equal ``veridic score --input`` on the same rows.
 ...                    "answer": ["Paris is the capital of France.", None]})
 >>> out = score_frame(df, source="passages", claim="answer", backend="dummy", structure_check=False)
 >>> out["label"].tolist(), float(round(out.loc[0, "score"], 2))
-(['supported', 'invalid'], 0.82)
+(['supported', 'invalid'], 0.74)
 >>> out.loc[1, "error"]
 'the answer is NaN (a missing value); expected a string to check against its contexts.'
 >>> out.loc[0, "evidence"][0]["evidence"]

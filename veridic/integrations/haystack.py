@@ -17,7 +17,7 @@ All answers go through one scorer call.
 >>> out = p.run({"veridic": {"questions": ["Capital of France?"], "contexts": [["Paris is the capital of France."]],
 ...                          "predicted_answers": ["Paris is the capital of France."]}})
 >>> round(out["veridic"]["score"], 2), out["veridic"]["results"][0]["label"]
-(0.82, 'supported')
+(0.74, 'supported')
 """
 
 from __future__ import annotations

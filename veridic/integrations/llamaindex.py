@@ -16,7 +16,7 @@ goes on. Concurrent evaluations are scored in one scorer call.
 >>> r = ev.evaluate(query="Capital of France?", response="Paris is the capital of France.",
 ...                 contexts=["Paris is the capital of France."])
 >>> r.passing, round(r.score, 2), r.feedback.splitlines()[0]
-(True, 0.82, 'veridic hybrid: 0.823 (supported). All 1 answer sentence(s) are supported by the contexts.')
+(True, 0.74, 'veridic hybrid: 0.739 (supported). All 1 answer sentence(s) are supported by the contexts.')
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ KNOWN_CHECKPOINTS = {
 
 #: NLI models trained by this project and shipped inside the package (``veridic/models/<name>``), selectable by name.
 EMBEDDED_MODELS = {
-    EMBEDDED_MODEL_NAME: "the fast default: MiniLM-L6 (22M parameters), configs/nli-minilm*.yaml",
+    EMBEDDED_MODEL_NAME: "the fast default: MiniLM-L6 (22M parameters) distilled from the accurate tier, "
+                         "configs/nli-minilm-distill-l12.yaml",
     "veridic-nli-mpnet-base": "the accurate tier: all 12 layers of MPNet-base (about 110M parameters), "
                               "configs/nli-base-l12s-v*.yaml",
     "veridic-nli-minilm-commercial": "the fast model trained only on data whose licences allow commercial use: MiniLM-L6, "
