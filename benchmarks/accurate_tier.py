@@ -54,6 +54,18 @@ def model_stamp(ref: str) -> dict[str, str]:
     return {"folder": str(Path(path).resolve()), "files": folder_fingerprint(Path(path))}
 
 
+def model_revision(ref: str) -> str | None:
+    """The revision a model folder records (``veridic_model.json``), so that a report can tell which default a
+    candidate was compared with after the default changes; None for a hub id or an unversioned folder."""
+    from veridic.nli._models import resolve_model_path
+
+    path, kind = resolve_model_path(ref)
+    meta = Path(path) / "veridic_model.json"
+    if kind == "hub" or not meta.is_file():
+        return None
+    return json.loads(meta.read_text(encoding="utf-8")).get("revision")
+
+
 def _exe(name: str) -> str:
     return str(Path(sys.executable).with_name(name))
 
@@ -170,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         ap.error(str(exc))
     args.out.mkdir(parents=True, exist_ok=True)
-    result: dict = {"model": args.model, "baseline": args.baseline}
+    result: dict = {"model": args.model, "baseline": args.baseline, "baseline_revision": model_revision(args.baseline)}
     both = {"default": args.baseline, "accurate": args.model}
     run = {"heldout": lambda: heldout(models=both, config=args.config),
            "dev": lambda: dev(model=args.model, baseline=args.baseline, data=args.data, out=args.out),

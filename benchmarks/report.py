@@ -292,6 +292,10 @@ def _spans(lines: list[str]) -> None:
               "uses) read no meaning; a detector that does not beat them on span F1 does not yet mark the right words. "
               "70 % of the rows hold a span, so flagging every claim already gives example F1 0.83; balanced accuracy, the "
               "flag rate beside the base rate and the paired difference against flagging everything say more.", ""]
+    judge = rep["predictors"].get("detector", {}).get("detector", {}).get("scorer", {}).get("revision")
+    if judge != _default_revision():
+        lines += [f"These figures were measured with an earlier default model as the judge (revision `{judge}`); "
+                  "`python benchmarks/report.py --run spans` measures them with the shipped one.", ""]
     if "tagger" in rep["predictors"]:
         lines += ["*tagger* is the learned span tagger (`veridic-tagger-minilm-l6`, token classification on MiniLM-L6, trained "
                   "as registered in [preregistration/span-tagger.md](preregistration/span-tagger.md)); *pipeline* is the "
@@ -399,7 +403,7 @@ def _distill(lines: list[str]) -> None:
         "74.14 against 74.10 (+0.05, p = 0.96; below), no dialogue set significantly worse; the per-set paired tests "
         "are in the pre-registration (\"D2: result\"). So it became the default, `veridic-nli-minilm-l6`, packed in "
         "int8 rows; the tables compare the scored form with the earlier default, as they stood when the rule was read "
-        "(every other section of this page measures the present default). Rebuild the scored form with "
+        "(the other sections say which default they measured). Rebuild the scored form with "
         "`python scripts/ship_model.py --run RUN --dest runs/models/veridic-nli-minilm-distill-l12` after training, and "
         "the earlier default with `git worktree add OLD 20fde7d` (`--baseline OLD/veridic/models/veridic-nli-minilm-l6`).", ""],
         base="earlier default")
@@ -415,7 +419,14 @@ def _commercial(lines: list[str]) -> None:
         "(`hybrid`, leave-one-dataset-out) lost no more than 1.0 point of the default's mean and no dialogue set was "
         "significantly worse. Its mean was higher than the default's of the time (79.3 against 78.7), but BEGIN-TC was "
         "significantly worse (−2.6, p = 0.028; the per-set table is in the pre-registration), so it ships beside the "
-        "default. The tables compare it with the present default.", ""])
+        "default.", ""])
+
+
+def _default_revision() -> str | None:
+    from veridic.nli._models import EMBEDDED_MODEL_NAME, embedded_model_path
+
+    meta = embedded_model_path(EMBEDDED_MODEL_NAME) / "veridic_model.json"
+    return json.loads(meta.read_text(encoding="utf-8")).get("revision") if meta.is_file() else None
 
 
 def _candidate(lines: list[str], name: str, label: str, intro: list[str], base: str = "default") -> None:
@@ -423,7 +434,13 @@ def _candidate(lines: list[str], name: str, label: str, intro: list[str], base: 
     (benchmarks/accurate_tier.py's result), under ``intro``; ``label`` names the candidate in the tables, ``base``
     the default it was scored against."""
     meta, res = _load(name, "meta.json"), _load(name, "result.json")
+    stale = base == "default" and res.get("baseline_revision") != _default_revision()
+    if stale:  # measured beside a default that has been replaced since
+        base = "earlier default"
     lines += intro
+    if stale:
+        lines += [f"These figures were measured beside an earlier default model than the shipped one; the tables name it "
+                  f"the earlier default. `python benchmarks/report.py --run {name}` measures them beside the present one.", ""]
     h = res.get("heldout")
     if h:
         lines += [f"**Held-back NLI** ({h['n']:,} tier-A pairs that no veridic model trained on; 3-way accuracy on the "
