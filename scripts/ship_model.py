@@ -4,6 +4,7 @@ Usage:
     python scripts/ship_model.py --run runs/nli-v1 [--checkpoint checkpoint-2400] [--max-length 256]
     python scripts/ship_model.py --run ~/.cache/veridic/train/nli-base-l12s-v2 --name veridic-nli-mpnet-base --packed
     python scripts/ship_model.py --run ~/.cache/veridic/train/span-tagger-v1 --name veridic-tagger-minilm-l6 --packed
+    python scripts/ship_model.py --run ~/.cache/veridic/train/nli-minilm-distill-l12 --name veridic-nli-minilm-l6 --packed --with-onnx
     python scripts/ship_model.py --run ~/.cache/veridic/train/nli-minilm-distill-gpu --dest runs/models/veridic-nli-minilm-distill
 
 ``--dest`` writes a candidate elsewhere (to be scored before it replaces the shipped model).
@@ -21,7 +22,9 @@ hybrid.json and README.md (the model card) in place.
 (:mod:`veridic.nli.packed`, under 100 MB each) instead of fp32 safetensors plus an ONNX copy: a third of the
 size, at a score difference stated in the model card and tested. A run trained on a lent GPU comes back packed
 already (``scripts/frozen_split.py unpack-int8`` writes ``RUN/packed``, no ``final/``): its shards ship as they are,
-checked against their recorded SHA-256, never quantised twice.
+checked against their recorded SHA-256, never quantised twice. ``--with-onnx`` ships a packed model's int8 ONNX copy
+beside it (the file ``--backend auto`` would otherwise export into the model cache on first use, byte for byte), so
+that an install with onnxruntime and without torch runs it: the default model ships this way.
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ def main() -> None:
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--name", default=EMBEDDED_MODEL_NAME, choices=sorted([*EMBEDDED_MODELS, EMBEDDED_TAGGER_NAME]))
     ap.add_argument("--packed", action="store_true", help="per-row int8 shards instead of fp32 safetensors + ONNX int8")
+    ap.add_argument("--with-onnx", action="store_true",
+                    help="with --packed: ship the int8 ONNX copy too (onnx/model.int8.onnx, exported from the packed weights), "
+                         "so that the model runs with onnxruntime alone, without torch (the default model does)")
     ap.add_argument("--auto-backend", choices=("onnx", "torch"), default="onnx",
                     help="what --backend auto runs on a CPU: the ONNX int8 copy (default), or torch where the card measured "
                          "int8 too far from the weights (benchmarks/precision_tolerance.py)")
@@ -61,6 +67,8 @@ def main() -> None:
                     help="write a candidate here (e.g. runs/models/NAME) instead of over the shipped model NAME")
     args = ap.parse_args()
     dest = args.dest if args.dest is not None else embedded_model_path(args.name)
+    if args.with_onnx and not args.packed:
+        ap.error("--with-onnx goes with --packed (an fp32 model ships its ONNX copy anyway)")
     if args.packed and args.checkpoint:
         ap.error("--packed ships a run's final/ export; export the checkpoint first (veridic train nli --export-only)")
     dest.mkdir(parents=True, exist_ok=True)
@@ -123,12 +131,13 @@ def main() -> None:
         "revision": "sha256:" + digest.hexdigest()[:16],
         "config_hash": summary.get("config_hash"),
         "backbone": BACKBONES[args.name],
-        "weights": "int8 rows with fp16 scales (veridic.nli.packed)" if args.packed else "fp32 safetensors + onnx/model.int8.onnx",
+        "weights": ("int8 rows with fp16 scales (veridic.nli.packed)" + (" + onnx/model.int8.onnx" if args.with_onnx else "")
+                    if args.packed else "fp32 safetensors + onnx/model.int8.onnx"),
     }
     if args.auto_backend == "torch":
         meta["auto_backend"] = "torch"  # veridic.nli._backend.resolve_backend_kind reads it
     (dest / "veridic_model.json").write_text(json.dumps(meta, indent=2) + "\n")
-    if not args.packed:
+    if not args.packed or args.with_onnx:
         onnx_dir = dest / "onnx"
         files = export_onnx(model=dest, out_dir=onnx_dir, quantize=True)
         files["fp32"].unlink()  # ship only the int8 copy: the fp32 graph duplicates the safetensors

@@ -155,3 +155,27 @@ def test_packing_in_place_keeps_the_small_files_and_drops_the_fp32_weights_and_s
     assert (folder / "README.md").read_text() == "card" and (folder / "config.json").exists()
     assert not (folder / "model.safetensors").exists() and not (folder / "onnx").exists()
     assert not list(tmp_path.glob("*.packing"))
+
+
+def test_a_packed_model_shipped_with_its_onnx_copy_runs_without_torch_and_a_stale_copy_is_refused(tmp_path, tiny_nli_dir, monkeypatch):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from veridic.nli import _backend
+    from veridic.nli._backend import export_onnx, resolve_backend_kind
+
+    monkeypatch.setenv("VERIDIC_MODEL_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "p"
+    write_packed(model_dir=tiny_nli_dir, out_dir=folder)
+    (folder / "veridic_model.json").write_text(json.dumps({"name": "p", "revision": "sha256:1111111111111111"}))
+    files = export_onnx(model=folder, out_dir=folder / "onnx", quantize=True)  # what ship_model.py --with-onnx ships
+    files["fp32"].unlink()
+    assert json.loads((folder / "onnx" / "export.json").read_text())["weights"] == "packed:sha256:1111111111111111"
+    monkeypatch.setattr(_backend, "_can_export", lambda: False)  # an install with onnxruntime and without torch
+    assert resolve_backend_kind("auto", model=folder) == "onnx"
+    fast = load_backend(folder)
+    assert fast.describe()["backend"] == "onnx" and fast.file == folder / "onnx" / "model.int8.onnx"
+    assert not (tmp_path / "cache").exists()  # the shipped copy is used; nothing is exported
+    ref = load_backend(folder, kind="torch", dtype="float32")
+    assert np.abs(fast.predict(*PAIRS) - ref.predict(*PAIRS)).max() < 0.05
+    (folder / "veridic_model.json").write_text(json.dumps({"name": "p", "revision": "sha256:2222222222222222"}))
+    assert resolve_backend_kind("auto", model=folder) == "torch"  # packed again, its copy not re-exported

@@ -68,3 +68,27 @@ def test_a_damaged_shard_is_refused_before_anything_ships(tmp_path):
     done = _run("scripts/ship_model.py", "--run", str(tmp_path / "back"), "--name", "veridic-nli-mpnet-base", "--dest", str(dest), "--packed")
     assert done.returncode != 0 and "damaged" in done.stderr
     assert not list(dest.glob("packed-*"))
+
+
+def test_with_onnx_ships_the_int8_copy_of_the_packed_weights(tmp_path):
+    pytest.importorskip("onnxruntime")
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    run = tmp_path / "run"
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, num_labels=3)
+    BertForSequenceClassification(cfg).save_pretrained(run / "final")
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *[f"w{i}" for i in range(35)]]) + "\n")
+    BertTokenizerFast(vocab_file=str(vocab)).save_pretrained(run / "final")
+    refused = _run("scripts/ship_model.py", "--run", str(run), "--dest", str(tmp_path / "x"), "--with-onnx")
+    assert refused.returncode != 0 and "--with-onnx goes with --packed" in refused.stderr
+    dest = tmp_path / "dest"
+    done = _run("scripts/ship_model.py", "--run", str(run), "--dest", str(dest), "--packed", "--with-onnx")
+    assert done.returncode == 0, done.stderr[-2000:]
+    meta = json.loads((dest / "veridic_model.json").read_text())
+    assert not (dest / "model.safetensors").exists() and list(dest.glob("packed-*.safetensors"))
+    assert sorted(p.name for p in (dest / "onnx").iterdir()) == ["export.json", "model.int8.onnx"]  # the rest is read from dest
+    assert json.loads((dest / "onnx" / "export.json").read_text())["weights"] == f"packed:{meta['revision']}"
+    assert meta["weights"].endswith("+ onnx/model.int8.onnx")

@@ -645,7 +645,7 @@ def resolve_backend_kind(kind: str, *, model: str | Path | None = None, device: 
         # A packed model ships no ONNX file: its int8 copy is built once into the model cache (packed_onnx_dir).
         return "onnx" if is_packed(ref) and _can_export() else "torch"
     if _export_is_stale(Path(ref), folder):
-        log.warning("%s was exported from other weights than %s/model.safetensors (see %s); using torch. "
+        log.warning("%s was exported from other weights than those in %s (see %s); using torch. "
                     "Re-export with: veridic export onnx --model %s --output %s", folder / "model.int8.onnx", ref, EXPORT_RECORD, ref, folder)
         return "torch"
     return "onnx"
@@ -793,10 +793,12 @@ def packed_onnx_dir(model_dir: str | Path) -> Path:
 
 
 def _weights_fingerprint(folder: Path) -> str | None:
-    """Size and the first and last MiB of ``model.safetensors``: cheap, and changed by any retraining."""
+    """Size and the first and last MiB of ``model.safetensors``: cheap, and changed by any retraining; for packed
+    weights (int8 rows) their recorded revision, the digest of every shard."""
     f = folder / "model.safetensors"
     if not f.is_file():
-        return None
+        rev = _read_revision(folder) if is_packed(folder) else None
+        return None if rev is None else f"packed:{rev}"
     size = f.stat().st_size
     h = hashlib.sha256(str(size).encode())
     with open(f, "rb") as fh:
@@ -807,7 +809,8 @@ def _weights_fingerprint(folder: Path) -> str | None:
 
 
 def _export_is_stale(model_dir: Path, onnx_dir: Path) -> bool:
-    """True when the export records weights other than those in ``model_dir`` (retrained, not re-exported)."""
+    """True when the export records weights other than those in ``model_dir`` (retrained, not re-exported, or
+    packed weights shipped again without a new export)."""
     record = _read_json(onnx_dir / EXPORT_RECORD).get("weights")
     if record is None or onnx_dir == model_dir:
         return False
