@@ -19,11 +19,10 @@ def _run(*args: str) -> subprocess.CompletedProcess:
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"})
 
 
-def test_a_packed_run_ships_its_own_shards(tmp_path):
+def _tiny_run(tmp_path: Path) -> Path:
+    """A run folder whose final/ export is a tiny random BERT classifier with its tokenizer."""
     import torch
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    from veridic.nli.packed import read_packed
 
     run = tmp_path / "run"
     torch.manual_seed(0)
@@ -32,6 +31,15 @@ def test_a_packed_run_ships_its_own_shards(tmp_path):
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *[f"w{i}" for i in range(35)]]) + "\n")
     BertTokenizerFast(vocab_file=str(vocab)).save_pretrained(run / "final")
+    return run
+
+
+def test_a_packed_run_ships_its_own_shards(tmp_path):
+    from transformers import BertForSequenceClassification
+
+    from veridic.nli.packed import read_packed
+
+    run = _tiny_run(tmp_path)
     (run / "training_summary.json").write_text(json.dumps({"config_hash": "abc123", "steps": 3}))
     out, back = tmp_path / "out", tmp_path / "back"
     assert _run("scripts/frozen_split.py", "pack-int8", "--run", str(run), "--out", str(out)).returncode == 0
@@ -72,16 +80,7 @@ def test_a_damaged_shard_is_refused_before_anything_ships(tmp_path):
 
 def test_with_onnx_ships_the_int8_copy_of_the_packed_weights(tmp_path):
     pytest.importorskip("onnxruntime")
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    run = tmp_path / "run"
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, num_labels=3)
-    BertForSequenceClassification(cfg).save_pretrained(run / "final")
-    vocab = tmp_path / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *[f"w{i}" for i in range(35)]]) + "\n")
-    BertTokenizerFast(vocab_file=str(vocab)).save_pretrained(run / "final")
+    run = _tiny_run(tmp_path)
     refused = _run("scripts/ship_model.py", "--run", str(run), "--dest", str(tmp_path / "x"), "--with-onnx")
     assert refused.returncode != 0 and "--with-onnx goes with --packed" in refused.stderr
     dest = tmp_path / "dest"
