@@ -361,7 +361,7 @@ def _spans_wice(lines: list[str], wice: dict) -> None:
             ci, m = r.get("f1_ci95") or (None, None), r.get("margin_over_baseline_ci95") or (None, None)
             lines.append(f"| {split} ({r['claims']}) | {p} | {r['f1']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] | {r['precision']:.2f} / {r['recall']:.2f} "
                          f"| {r['baseline_all_tokens']['f1']:.3f} | {r['f1'] - r['baseline_all_tokens']['f1']:+.3f} [{m[0]:+.3f}, {m[1]:+.3f}] |")
-    lines += ["", "WiCE dev was not used for any choice; the registered figure is test's.", ""]
+    lines += ["", "WiCE dev is development data: the pipeline's registered selections (`benchmarks/pipeline_variants.py`) read it; the registered figure is test's.", ""]
 
 
 def _spans_suite(lines: list[str], suite: dict) -> None:
