@@ -7,6 +7,7 @@ registered rule selects (docs/preregistration/span-tagger.md, "Pipeline v3" and 
     python benchmarks/pipeline_variants.py --grid v8 -o runs/pipeline-v8
     python benchmarks/pipeline_variants.py --grid v9 -o runs/pipeline-v9
     python benchmarks/pipeline_variants.py --grid v10 -o runs/pipeline-v10
+    python benchmarks/pipeline_variants.py --grid v11 -o runs/pipeline-v11
 
 Development data only, none of it an evaluation row: WiCE dev (token F1 of non-supported tokens), the 88 EntFA train
 rows the tagger held back for its thresholds (character span F1) and the detector's contrast suite (correct
@@ -30,7 +31,8 @@ from typing import Any
 #: v7: what marks a sentence the judge rejects where nothing else does (v5's shipped settings held fixed);
 #: v8: whether the rules' spans on a sentence the judge calls a contradiction stand where nothing else does;
 #: v9: whether names and values the evidence gives to something else are marked, and flag the passage;
-#: v10: v7's, v8's and v9's questions asked together again, with the distilled default as the judge.
+#: v10: v7's, v8's and v9's questions asked together again, with the distilled default as the judge;
+#: v11: v3's question (how proposals are confirmed) asked again with that judge, v4's shipped settings held fixed.
 GRIDS: dict[str, dict[str, list[Any]]] = {
     "v3": {"word_threshold": [None, 0.40, 0.55], "flag_threshold": [None, 0.80, 0.95], "overrule": [True, False],
            "spans_per_sentence": [None, 1]},
@@ -40,6 +42,8 @@ GRIDS: dict[str, dict[str, list[Any]]] = {
     "v9": {"content_words": [True], "fixes_explain": [True], "bindings": [False, True]},
     "v10": {"content_words": [True], "fixes_explain": [True], "unsupported_fill": [None, "absent-words", "sentence"],
             "judge_contradictions": [False, True], "bindings": [False, True]},
+    "v11": {"word_threshold": [None, 0.40, 0.55], "flag_threshold": [None, 0.80, 0.95], "overrule": [True, False],
+            "spans_per_sentence": [None, 1], "content_words": [True], "fixes_explain": [True]},
 }
 
 
