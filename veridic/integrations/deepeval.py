@@ -19,7 +19,7 @@ mode) scores concurrent test cases in one scorer call.
 >>> case = LLMTestCase(input="Capital of France?", actual_output="Paris is the capital of France.",
 ...                    retrieval_context=["Paris is the capital of France."])
 >>> round(metric.measure(case, _show_indicator=False), 2), metric.is_successful()
-(0.82, True)
+(0.74, True)
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ per-sentence scores with evidence offsets — is in RAGAS's own traces:
 ...                                   "retrieved_contexts": ["Paris is the capital of France."]}])
 >>> result = evaluate(ds, metrics=[VeridicFaithfulness(backend="dummy", structure_check=False)], show_progress=False)
 >>> round(result["veridic_faithfulness"][0], 2)
-0.82
+0.74
 """
 
 from __future__ import annotations
