@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["run_steps", "parse_steps", "step_times", "folder_fingerprint", "StaleResults"]
+__all__ = ["run_steps", "parse_steps", "step_times", "folder_fingerprint", "model_stamp", "StaleResults"]
 
 
 class StaleResults(SystemExit):
@@ -112,3 +112,13 @@ def _write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
     tmp.replace(path)
+
+
+def model_stamp(ref: str) -> dict[str, str]:
+    """A model's identity for OUT's stamp: its resolved folder and a fingerprint of its files (a hub id as given)."""
+    from veridic.nli._models import resolve_model_path
+
+    path, kind = resolve_model_path(ref)
+    if kind == "hub":
+        return {"hub": str(path)}
+    return {"folder": str(Path(path).resolve()), "files": folder_fingerprint(Path(path))}

@@ -32,7 +32,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _steps import folder_fingerprint, parse_steps, run_steps  # noqa: E402
+from _steps import model_stamp, parse_steps, run_steps  # noqa: E402
 
 from veridic.nli._models import ACCURATE_MODEL_NAME  # noqa: E402
 
@@ -44,26 +44,14 @@ INNER = {"dev": ("baseline_ec.csv", "dev"), "contrast": ("contrast",),
          "detector": tuple(f"detector-{n}-{r}.json" for n in ("suite", "wice_dev") for r in ("default", "accurate"))}
 
 
-def model_stamp(ref: str) -> dict[str, str]:
-    """A model's identity for OUT's stamp: its resolved folder and a fingerprint of its files (a hub id as given)."""
-    from veridic.nli._models import resolve_model_path
-
-    path, kind = resolve_model_path(ref)
-    if kind == "hub":
-        return {"hub": str(path)}
-    return {"folder": str(Path(path).resolve()), "files": folder_fingerprint(Path(path))}
-
-
 def model_revision(ref: str) -> str | None:
-    """The revision a model folder records (``veridic_model.json``), so that a report can tell which default a
-    candidate was compared with after the default changes; None for a hub id or an unversioned folder."""
+    """The revision a model records (the one its backend reports), so that a report can tell which default a
+    candidate was compared with after the default changes; None for a hub id."""
+    from veridic.nli._backend import _read_revision
     from veridic.nli._models import resolve_model_path
 
     path, kind = resolve_model_path(ref)
-    meta = Path(path) / "veridic_model.json"
-    if kind == "hub" or not meta.is_file():
-        return None
-    return json.loads(meta.read_text(encoding="utf-8")).get("revision")
+    return None if kind == "hub" else _read_revision(path)
 
 
 def _exe(name: str) -> str:

@@ -423,10 +423,10 @@ def _commercial(lines: list[str]) -> None:
 
 
 def _default_revision() -> str | None:
-    from veridic.nli._models import EMBEDDED_MODEL_NAME, embedded_model_path
+    from veridic.nli._backend import _read_revision
+    from veridic.nli._models import embedded_model_path
 
-    meta = embedded_model_path(EMBEDDED_MODEL_NAME) / "veridic_model.json"
-    return json.loads(meta.read_text(encoding="utf-8")).get("revision") if meta.is_file() else None
+    return _read_revision(embedded_model_path())
 
 
 def _candidate(lines: list[str], name: str, label: str, intro: list[str], base: str = "default") -> None:
@@ -435,10 +435,9 @@ def _candidate(lines: list[str], name: str, label: str, intro: list[str], base: 
     the default it was scored against."""
     meta, res = _load(name, "meta.json"), _load(name, "result.json")
     stale = base == "default" and res.get("baseline_revision") != _default_revision()
+    lines += intro
     if stale:  # measured beside a default that has been replaced since
         base = "earlier default"
-    lines += intro
-    if stale:
         lines += [f"These figures were measured beside an earlier default model than the shipped one; the tables name it "
                   f"the earlier default. `python benchmarks/report.py --run {name}` measures them beside the present one.", ""]
     h = res.get("heldout")

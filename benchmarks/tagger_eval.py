@@ -31,7 +31,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _steps import folder_fingerprint, parse_steps, run_steps  # noqa: E402
+from _steps import folder_fingerprint, model_stamp, parse_steps, run_steps  # noqa: E402
+
+from veridic.nli._models import EMBEDDED_MODEL_NAME  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("spans", "wice", "suite", "cost")
@@ -61,15 +63,6 @@ def tagger_stamp(tagger: str) -> dict[str, str]:
         raise SystemExit(f"tagger_eval: {tagger!r} resolves to {folder}, which has no {TAGGER_FILE}; "
                          "expected a trained tagger's folder or the shipped name veridic-tagger-minilm-l6.")
     return {"tagger": str(folder.resolve()), "files": folder_fingerprint(folder)}
-
-
-def judge_stamp() -> dict[str, str]:
-    """The judge every step runs the pipeline and the detector with (the embedded default NLI model): results
-    measured with other weights are not this run's, though the tagger be the same."""
-    from veridic.nli._models import EMBEDDED_MODEL_NAME, resolve_model_path
-
-    folder = Path(resolve_model_path(EMBEDDED_MODEL_NAME)[0])
-    return {"judge": str(folder.resolve()), "files": folder_fingerprint(folder)}
 
 
 def spans(*, tagger: str, out: Path) -> dict:
@@ -122,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     run = {"spans": lambda: spans(tagger=args.tagger, out=args.out), "wice": lambda: wice(tagger=args.tagger, data=args.wice, out=args.out),
            "suite": lambda: suite(tagger=args.tagger, out=args.out), "cost": lambda: cost(tagger=args.tagger)}
-    run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force, stamp={**tagger_stamp(args.tagger), "judge": judge_stamp()}, inner=INNER)
+    run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force, stamp={**tagger_stamp(args.tagger), "judge": model_stamp(EMBEDDED_MODEL_NAME)}, inner=INNER)
     print(json.dumps({"tagger": args.tagger, "out": str(args.out), "steps": [s for s in STEPS if (args.out / f"{s}.json").exists()]}))
     return 0
 
