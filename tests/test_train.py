@@ -302,6 +302,60 @@ def test_num_layers_keeps_the_first_layers_and_their_weights(tmp_path, toy_setup
     assert AutoModelForSequenceClassification.from_pretrained(final).config.num_hidden_layers == 1
 
 
+def test_skip_steps_continues_on_the_batches_an_earlier_run_never_reached(tmp_path, toy_setup):
+    from transformers import AutoTokenizer
+
+    from veridic.train._loop import Trainer
+
+    data_dir, model_dir = toy_setup
+    tok = AutoTokenizer.from_pretrained(model_dir)
+
+    def plan(**optim):
+        t = Trainer(config=config_from_dict(_toy_config(model_dir, max_steps=None, **optim)), output_dir=tmp_path / "p",
+                    data_dir=data_dir)
+        t._prepare_data()
+        t._tokenize_plan(tok)
+        return t.plan
+
+    first, both = plan(epochs=0.4), plan(epochs=0.8)
+    rest = plan(epochs=0.8, skip_steps=len(first))
+    assert len(first) >= 3 and both[: len(first)] == first  # the shorter run's plan is the longer one's start
+    assert rest == both[len(first):] and rest
+    assert not {i for b in first for i in b} & {i for b in rest for i in b}  # no pair seen twice
+    base = _toy_config(model_dir, max_steps=None, epochs=0.8)
+    assert config_hash(config_from_dict(base)) != config_hash(config_from_dict(
+        _toy_config(model_dir, max_steps=None, epochs=0.8, skip_steps=2)))
+    with pytest.raises(ConfigError, match="skip_steps"):
+        plan(epochs=0.4, skip_steps=10_000)
+    with pytest.raises(ConfigError, match="skip_steps"):
+        config_from_dict(_toy_config(model_dir, skip_steps=-1))
+
+
+def test_a_packed_model_is_continued_from_its_dequantised_weights(tmp_path, toy_setup):
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    from veridic.nli.packed import read_packed, write_packed
+    from veridic.train._loop import Trainer
+
+    data_dir, model_dir = toy_setup
+    first = Trainer(config=config_from_dict(_toy_config(model_dir, max_steps=1)), output_dir=tmp_path / "a",
+                    data_dir=data_dir).train()
+    packed = tmp_path / "packed"
+    write_packed(model_dir=first, out_dir=packed)  # config and tokenizer travel with the shards
+    model, _ = Trainer(config=config_from_dict(_toy_config(packed, max_steps=1)), output_dir=tmp_path / "b",
+                       data_dir=data_dir)._load_model()
+    ref = read_packed(packed)
+    state = model.state_dict()
+    assert all(torch.equal(state[k], v) for k, v in ref.items() if k in state)
+    full = AutoModelForSequenceClassification.from_pretrained(first).state_dict()
+    assert any(not torch.equal(state[k], full[k]) for k in ref if k in state and full[k].dim() == 2)  # int8, not fp32
+    raw = _toy_config(packed, max_steps=1)
+    raw["model"]["num_layers"] = 1
+    with pytest.raises(ConfigError, match="packed"):
+        Trainer(config=config_from_dict(raw), output_dir=tmp_path / "c", data_dir=data_dir)._load_model()
+
+
 def test_num_layers_is_validated(toy_setup):
     _, model_dir = toy_setup
     raw = _toy_config(model_dir)
@@ -316,6 +370,7 @@ def test_configs_without_num_layers_keep_their_hash(toy_setup):
     cfg = config_from_dict(_toy_config(model_dir))
     d = cfg.to_dict()
     d["model"].pop("num_layers")
+    d["optim"].pop("skip_steps")
     import hashlib
 
     for key in ("runtime", "contrast", "distill", "commercial"):  # all off: not part of older hashes

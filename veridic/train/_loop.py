@@ -163,6 +163,9 @@ class OptimConfig:
     max_grad_norm: float = 1.0
     epochs: float = 1.0
     max_steps: int | None = None
+    # Drop the plan's first N batches (after ``epochs`` cuts it): a run that continues an earlier one's weights
+    # on the batches that run never reached, in the same seeded order. Warm-up and decay span what is left.
+    skip_steps: int = 0
 
 
 @dataclass
@@ -282,6 +285,8 @@ def _validate(cfg: TrainConfig) -> None:
         raise ConfigError(f"data.held_out_fraction: expected a value in [0, 0.5), got {cfg.data.held_out_fraction}")
     if cfg.optim.batch_size < 1 or cfg.optim.lr <= 0:
         raise ConfigError("optim.batch_size must be >= 1 and optim.lr > 0")
+    if not isinstance(cfg.optim.skip_steps, int) or cfg.optim.skip_steps < 0:
+        raise ConfigError(f"optim.skip_steps: expected a non-negative integer, got {cfg.optim.skip_steps!r}")
     from veridic.synth._contrast import RULES
 
     for rule, n in cfg.contrast.per_rule.items():
@@ -370,6 +375,8 @@ def config_hash(cfg: TrainConfig) -> str:
         d.pop("commercial")  # configs written before the option existed keep their hash
     if d["model"]["num_layers"] is None:
         d["model"].pop("num_layers")  # configs written before the option existed keep their hash
+    if not d["optim"]["skip_steps"]:
+        d["optim"].pop("skip_steps")  # configs written before the option existed keep their hash
     if not d["contrast"]["enabled"]:
         d.pop("contrast")  # configs written before the section existed keep their hash
     else:
@@ -517,6 +524,11 @@ class Trainer:
             plan.extend(make_batches(lengths, batch_size=cfg.optim.batch_size,
                                      bucket_batches=cfg.runtime.bucket_batches, seed=cfg.seed + ep))
         plan = plan[: int(round(cfg.optim.epochs * math.ceil(len(ex) / cfg.optim.batch_size)))]
+        if cfg.optim.skip_steps:
+            if cfg.optim.skip_steps >= len(plan):
+                raise ConfigError(f"optim.skip_steps: {cfg.optim.skip_steps} skips the whole plan of {len(plan)} "
+                                  "batches; raise optim.epochs or lower skip_steps")
+            plan = plan[cfg.optim.skip_steps:]
         if cfg.optim.max_steps is not None:
             plan = plan[: cfg.optim.max_steps]
         self.plan = plan
@@ -528,6 +540,8 @@ class Trainer:
     def _load_model(self) -> tuple[Any, Any]:
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
+        from veridic.nli.packed import is_packed, load_packed_model
+
         cfg = self.cfg
         path = self._model_path()
         tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
@@ -538,7 +552,12 @@ class Trainer:
                 raise ConfigError(f"model.num_layers: {path} has {full} layers, {cfg.model.num_layers} were asked for")
             # transformers builds the shallower encoder and loads the first N layers' weights.
             kw["num_hidden_layers"] = cfg.model.num_layers
-        if cfg.model.init == "pretrained":
+        if cfg.model.init == "pretrained" and is_packed(path):
+            # A shipped model (int8 rows, fp16 scales) continued: its dequantised weights are the start.
+            if cfg.model.num_layers is not None:
+                raise ConfigError(f"model.num_layers: {path} is a packed model; it is continued whole")
+            model = load_packed_model(path, auto_cls=AutoModelForSequenceClassification)
+        elif cfg.model.init == "pretrained":
             model = AutoModelForSequenceClassification.from_pretrained(str(path), local_files_only=True, **kw)
         else:
             mcfg = AutoConfig.from_pretrained(str(path), local_files_only=True, **kw)
