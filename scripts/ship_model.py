@@ -63,6 +63,9 @@ def main() -> None:
     ap.add_argument("--auto-backend", choices=("onnx", "torch"), default="onnx",
                     help="what --backend auto runs on a CPU: the ONNX int8 copy (default), or torch where the card measured "
                          "int8 too far from the weights (benchmarks/precision_tolerance.py)")
+    ap.add_argument("--rounding", choices=("nearest", "stochastic"), default="nearest",
+                    help="with --packed: how weights meet the int8 grid; stochastic for a run continued from packed "
+                         "weights, whose small updates nearest rounding would undo (veridic.nli.packed)")
     ap.add_argument("--dest", type=Path, default=None,
                     help="write a candidate here (e.g. runs/models/NAME) instead of over the shipped model NAME")
     args = ap.parse_args()
@@ -120,7 +123,7 @@ def main() -> None:
     elif args.packed:
         # In place: the folder is rebuilt with its small files (card, hybrid.json) and the shards, without the fp32
         # weights, older shards or an onnx/ export of other weights.
-        shards = write_packed(model_dir=dest, out_dir=dest)
+        shards = write_packed(model_dir=dest, out_dir=dest, rounding=args.rounding)
     if args.packed:
         digest = hashlib.sha256(b"".join(sorted(f.read_bytes() for f in shards)))
     else:
@@ -131,7 +134,8 @@ def main() -> None:
         "revision": "sha256:" + digest.hexdigest()[:16],
         "config_hash": summary.get("config_hash"),
         "backbone": BACKBONES[args.name],
-        "weights": ("int8 rows with fp16 scales (veridic.nli.packed)" + (" + onnx/model.int8.onnx" if args.with_onnx else "")
+        "weights": ("int8 rows with fp16 scales (veridic.nli.packed" + (", stochastic rounding" if args.rounding == "stochastic" else "")
+                    + ")" + (" + onnx/model.int8.onnx" if args.with_onnx else "")
                     if args.packed else "fp32 safetensors + onnx/model.int8.onnx"),
     }
     if args.auto_backend == "torch":

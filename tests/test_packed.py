@@ -34,6 +34,26 @@ def test_rounding_error_is_at_most_half_a_step_per_row(rows, cols, magnitude, se
     assert torch.all((back - w).abs() <= bound)
 
 
+def test_stochastic_rounding_keeps_updates_smaller_than_half_a_step_that_nearest_rounding_erases():
+    # A model continued from packed weights starts on the int8 grid; its updates are mostly below half a step.
+    g = torch.Generator().manual_seed(0)
+    start = unpack_state_dict(pack_state_dict({"w": torch.randn(64, 256, generator=g)}))["w"]
+    step = start.abs().amax(dim=1, keepdim=True) / 127.0
+    update = 0.2 * step * torch.sign(torch.randn(64, 256, generator=g))
+    update.scatter_(1, start.abs().argmax(dim=1, keepdim=True), 0.0)  # the row maxima stay, so the grid stays
+    trained = start + update
+    nearest = unpack_state_dict(pack_state_dict({"w": trained}))["w"]
+    stochastic = unpack_state_dict(pack_state_dict({"w": trained}, rounding="stochastic"))["w"]
+    assert torch.allclose(nearest, start)  # every update erased
+    kept = ((stochastic - start) * update).sum() / (update * update).sum()
+    assert 0.8 < float(kept) < 1.2  # unbiased: the update survives on average
+    assert ((stochastic - trained).abs() <= step * 1.001).all()  # within one step
+    again = pack_state_dict({"w": trained}, rounding="stochastic")
+    assert again["w.q8"].equal(pack_state_dict({"w": trained}, rounding="stochastic")["w.q8"])  # deterministic
+    with pytest.raises(ValueError, match="rounding"):
+        pack_state_dict({"w": trained}, rounding="up")
+
+
 def test_a_zero_row_stays_zero():
     w = torch.tensor([[0.0, 0.0], [1.0, -1.0]])
     back = unpack_state_dict(pack_state_dict({"w": w}))["w"]

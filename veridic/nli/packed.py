@@ -33,10 +33,20 @@ FORMAT = "veridic-int8-rows-v1"
 _Q, _S = ".q8", ".scale16"
 
 
-def pack_state_dict(state: dict[str, Any]) -> dict[str, Any]:
-    """Per-row int8 (symmetric, scale = max|row| / 127 in fp16) for 2-D float tensors; others as fp32."""
+ROUNDINGS = ("nearest", "stochastic")
+
+
+def pack_state_dict(state: dict[str, Any], *, rounding: str = "nearest") -> dict[str, Any]:
+    """Per-row int8 (symmetric, scale = max|row| / 127 in fp16) for 2-D float tensors; others as fp32.
+
+    ``rounding="stochastic"`` rounds up with probability equal to the remainder, from a generator seeded by the
+    tensor's name (the same weights give the same bytes). Use it for a model fine-tuned from packed weights: they
+    lie on the int8 grid, most updates are smaller than half a step, and nearest rounding would put them back.
+    """
     import torch
 
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"rounding: expected one of {ROUNDINGS}, got {rounding!r}")
     out: dict[str, Any] = {}
     for name, t in state.items():
         t = t.detach().cpu()
@@ -46,7 +56,12 @@ def pack_state_dict(state: dict[str, Any]) -> dict[str, Any]:
             # fp16 rounding of the scale is folded into the quantisation: q is computed against the stored scale.
             s = scale.float()
             s = torch.where(s > 0, s, torch.ones_like(s))  # an all-zero row: any divisor gives q = 0
-            out[name + _Q] = torch.clamp(torch.round(w / s), -127, 127).to(torch.int8).contiguous()
+            if rounding == "stochastic":
+                gen = torch.Generator().manual_seed(int(hashlib.sha256(name.encode()).hexdigest()[:15], 16))
+                q = torch.floor(w / s + torch.rand(w.shape, generator=gen))
+            else:
+                q = torch.round(w / s)
+            out[name + _Q] = torch.clamp(q, -127, 127).to(torch.int8).contiguous()
             out[name + _S] = scale.contiguous()
         elif t.is_floating_point():
             out[name] = t.float().contiguous()
@@ -80,7 +95,8 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def write_packed(*, model_dir: str | Path, out_dir: str | Path, max_shard_mb: float = 95.0) -> list[Path]:
+def write_packed(*, model_dir: str | Path, out_dir: str | Path, max_shard_mb: float = 95.0,
+                 rounding: str = "nearest") -> list[Path]:
     """Pack a saved transformers model (``model_dir``) into ``out_dir``; returns the shard paths.
 
     Config, tokenizer and every other small file are copied; weights become int8 shards of at most
@@ -93,7 +109,7 @@ def write_packed(*, model_dir: str | Path, out_dir: str | Path, max_shard_mb: fl
     weights = src / "model.safetensors"
     if not weights.exists():
         raise ModelLoadError(f"{src} holds no model.safetensors to pack")
-    return _write_shards(pack_state_dict(load_file(str(weights))), src=src, dest=dest, max_shard_mb=max_shard_mb)
+    return _write_shards(pack_state_dict(load_file(str(weights)), rounding=rounding), src=src, dest=dest, max_shard_mb=max_shard_mb)
 
 
 def reshard_packed(*, model_dir: str | Path, max_shard_mb: float = 95.0) -> list[Path]:
