@@ -32,7 +32,7 @@ EMBEDDED_MODELS = {
     EMBEDDED_MODEL_NAME: "the fast default: MiniLM-L6 (22M parameters) distilled from the accurate tier, "
                          "configs/nli-minilm-distill-l12.yaml",
     "veridic-nli-mpnet-base": "the accurate tier: all 12 layers of MPNet-base (about 110M parameters), "
-                              "configs/nli-base-l12s-v*.yaml",
+                              "configs/nli-base-l12s-v*.yaml, then configs/nli-base-l12r3-v1.yaml",
     "veridic-nli-minilm-commercial": "the fast model trained only on data whose licences allow commercial use: MiniLM-L6, "
                                      "configs/nli-minilm-commercial.yaml",
 }
