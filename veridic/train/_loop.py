@@ -540,7 +540,8 @@ class Trainer:
     def _load_model(self) -> tuple[Any, Any]:
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-        from veridic.nli.packed import is_packed, load_packed_model
+        from veridic.nli._backend import load_sequence_classifier
+        from veridic.nli.packed import is_packed
 
         cfg = self.cfg
         path = self._model_path()
@@ -552,13 +553,11 @@ class Trainer:
                 raise ConfigError(f"model.num_layers: {path} has {full} layers, {cfg.model.num_layers} were asked for")
             # transformers builds the shallower encoder and loads the first N layers' weights.
             kw["num_hidden_layers"] = cfg.model.num_layers
-        if cfg.model.init == "pretrained" and is_packed(path):
-            # A shipped model (int8 rows, fp16 scales) continued: its dequantised weights are the start.
-            if cfg.model.num_layers is not None:
+        if cfg.model.init == "pretrained":
+            # A packed folder (a shipped model continued) is built from its own config, so it cannot be cut.
+            if cfg.model.num_layers is not None and is_packed(path):
                 raise ConfigError(f"model.num_layers: {path} is a packed model; it is continued whole")
-            model = load_packed_model(path, auto_cls=AutoModelForSequenceClassification)
-        elif cfg.model.init == "pretrained":
-            model = AutoModelForSequenceClassification.from_pretrained(str(path), local_files_only=True, **kw)
+            model = load_sequence_classifier(path, local_files_only=True, **kw)
         else:
             mcfg = AutoConfig.from_pretrained(str(path), local_files_only=True, **kw)
             model = AutoModelForSequenceClassification.from_config(mcfg)
