@@ -81,10 +81,10 @@ def main() -> None:
         ap.error("--with-onnx goes with --packed (an fp32 model ships its ONNX copy anyway)")
     if args.packed and args.checkpoint:
         ap.error("--packed ships a run's final/ export; export the checkpoint first (veridic train nli --export-only)")
-    dest.mkdir(parents=True, exist_ok=True)
-    prepacked = False  # the run's weights came back packed (RUN/packed): ship its shards as they are
     if args.settings_from is not None and args.name not in TAGGERS:
         ap.error("--settings-from goes with a tagger's --name")
+    dest.mkdir(parents=True, exist_ok=True)
+    prepacked = False  # the run's weights came back packed (RUN/packed): ship its shards as they are
     if args.name in TAGGERS:
         return _ship_tagger(args.run, dest, name=args.name, settings_from=args.settings_from)
     if args.checkpoint:
