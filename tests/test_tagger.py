@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -254,6 +255,22 @@ def test_the_shipped_tagger_marks_what_the_source_lacks_and_leaves_supported_cla
     marked = [[s.text for s in spans] for spans in tagger.predict(sources=[_ESA] * len(claims), claims=claims)]
     # different words, same meaning: nothing; a changed number or an added name: exactly that
     assert marked == [["45"], ["Renzo Piano"], [], []]
+
+
+def test_shipped_taggers_resolve_by_name_and_an_unknown_name_lists_the_shipped_ones(tmp_path, monkeypatch):
+    from veridic.detect._tagger import EMBEDDED_TAGGER_NAME, embedded_taggers, resolve_tagger_path
+    from veridic.errors import ModelLoadError
+
+    assert resolve_tagger_path("embedded") == resolve_tagger_path(EMBEDDED_TAGGER_NAME)
+    assert EMBEDDED_TAGGER_NAME in embedded_taggers()
+    with pytest.raises(ModelLoadError, match=r"not a span tagger shipped.*'veridic-tagger-minilm-l6'.*Did you mean") as err:
+        resolve_tagger_path("veridic-tagger-minilm-l7")
+    assert "train-tagger" in str(err.value)
+    # a folder of that name in the working directory is still the user's folder, not a shipped tagger
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "veridic-tagger-mine").mkdir()
+    assert resolve_tagger_path("veridic-tagger-mine") == Path("veridic-tagger-mine")
+    assert resolve_tagger_path(Path(EMBEDDED_TAGGER_NAME)) == resolve_tagger_path("embedded")  # as a CLI's Path option gives it
 
 
 def test_pieces_of_one_sentence_give_each_sentence_the_source_sentences_that_concern_it(tmp_path):

@@ -32,7 +32,7 @@ import numpy as np
 
 from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
 
-__all__ = ["CLAIM_PIECE_TOKENS", "EMBEDDED_TAGGER_NAME", "TAGGER_FILE", "SpanTagger", "resolve_tagger_path", "TaggedSpan", "TaggerResult", "claim_pieces", "encode_pair", "pack_source", "spans_from_probs"]
+__all__ = ["CLAIM_PIECE_TOKENS", "EMBEDDED_TAGGER_NAME", "TAGGER_FILE", "SpanTagger", "embedded_taggers", "resolve_tagger_path", "TaggedSpan", "TaggerResult", "claim_pieces", "encode_pair", "pack_source", "spans_from_probs"]
 
 TAGGER_FILE = "tagger.json"
 #: the tagger shipped inside the package (``veridic/models/<name>``), selectable by this name
@@ -154,16 +154,41 @@ def spans_from_probs(text: str, char_probs: np.ndarray, *, threshold: float, bre
     return out
 
 
+def embedded_taggers() -> list[str]:
+    """The names of the taggers this copy of veridic ships (``veridic/models/veridic-tagger-*`` with a ``tagger.json``).
+
+    >>> EMBEDDED_TAGGER_NAME in embedded_taggers()
+    True
+    """
+    from veridic.nli._models import embedded_model_path
+
+    root = embedded_model_path(EMBEDDED_TAGGER_NAME).parent
+    return sorted(p.name for p in root.glob("veridic-tagger-*") if (p / TAGGER_FILE).is_file()) if root.is_dir() else []
+
+
 def resolve_tagger_path(tagger: str | Path) -> Path:
-    """The folder of a tagger: :data:`EMBEDDED_TAGGER_NAME` (or ``"embedded"``) for the shipped one, else a path.
+    """The folder of a tagger: a shipped one by name (``"embedded"`` is :data:`EMBEDDED_TAGGER_NAME`), else a path.
+
+    A bare ``veridic-tagger-...`` name that this copy does not ship is refused with the names it does ship, rather
+    than read as a relative folder that does not exist.
 
     >>> resolve_tagger_path("embedded").name
     'veridic-tagger-minilm-l6'
     """
+    from veridic.errors import did_you_mean
     from veridic.nli._models import embedded_model_path
 
-    if str(tagger) in ("embedded", EMBEDDED_TAGGER_NAME):
+    name = str(tagger)
+    if name in ("embedded", EMBEDDED_TAGGER_NAME):
         return embedded_model_path(EMBEDDED_TAGGER_NAME)
+    if name.startswith("veridic-tagger-") and "/" not in name and not Path(name).exists():
+        path = embedded_model_path(name)
+        if (path / TAGGER_FILE).is_file():
+            return path
+        shipped = embedded_taggers()
+        raise ModelLoadError(f"{name!r} is not a span tagger shipped with this copy of veridic; it ships "
+                             f"{', '.join(repr(n) for n in shipped) or 'none'}.{did_you_mean(name, shipped)} Pass one of "
+                             "those, or the folder of a tagger written by `veridic detect train-tagger`.")
     return Path(tagger).expanduser()
 
 
