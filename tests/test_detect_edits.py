@@ -50,7 +50,11 @@ def test_bad_input_is_a_clear_error_or_a_stated_abstention():
     det = veridic.load_detector(backend="dummy")
     french = det.detect(passage="Messi est né en 1987 à Rosario.", evidence="Lionel Messi est né le 24 juin 1987 à Rosario, en Argentine.")
     assert not french.judged and "does not look like English" in french.note and french.spans == ()
+    short = det.detect(passage="Le ciel est vert.", evidence="Le ciel est bleu. Il fait beau aujourd'hui à Paris, dit la radio.")
+    assert not short.judged and "evidence does not look like English" in short.note and short.spans == ()
     assert det.detect(passage="Messi was born in Rosario in 1987.", evidence="Lionel Messi was born in 1987 in Rosario.").judged
+    # an English passage short of function words, against English evidence, is still judged
+    assert det.detect(passage="Deep Blue beat Kasparov.", evidence="In 1997 Deep Blue beat Garry Kasparov in a six-game match.").judged
     with pytest.raises(InputError, match="the parser takes at most"):
         det.detect(passage="Messi was born in 1987.", evidence="Messi was born in 1987. " * 50_000)  # 1.2 MB
     with pytest.raises(InputError, match="limit is 2,000,000"):

@@ -742,7 +742,9 @@ def _cannot_judge(pdoc: Any, edoc: Any) -> str | None:
     if sum(t.is_alpha for t in pdoc) >= 5 and _english_share(pdoc) < 0.04 and _share(pdoc, _OTHER_FUNCTION_WORDS) >= 0.15:
         return ("cannot judge: the passage does not look like English text (the detector's NLI and parser are English-only); "
                 "translate it first.")
-    if len(words) >= 8 and _english_share(edoc) < 0.04 and _english_share(pdoc) >= 0.04:
+    # A passage too short to tell its language ("Le ciel est vert.") is not judged against evidence that shows another
+    # language's function words either: the NLI would read both as it reads noise.
+    if len(words) >= 8 and _english_share(edoc) < 0.04 and (_english_share(pdoc) >= 0.04 or _share(edoc, _OTHER_FUNCTION_WORDS) >= 0.15):
         return ("cannot judge: the evidence does not look like English text (the detector's NLI and parser are "
                 "English-only); give English evidence or translate it first.")
     if not words:
