@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
+from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError, did_you_mean
 
 __all__ = ["CLAIM_PIECE_TOKENS", "EMBEDDED_TAGGER_NAME", "TAGGER_FILE", "SpanTagger", "embedded_taggers", "resolve_tagger_path", "TaggedSpan", "TaggerResult", "claim_pieces", "encode_pair", "pack_source", "spans_from_probs"]
 
@@ -175,7 +175,6 @@ def resolve_tagger_path(tagger: str | Path) -> Path:
     >>> resolve_tagger_path("embedded").name
     'veridic-tagger-minilm-l6'
     """
-    from veridic.errors import did_you_mean
     from veridic.nli._models import embedded_model_path
 
     name = str(tagger)
