@@ -137,3 +137,18 @@ def test_a_negated_comparative_is_not_a_negation_of_the_superlative(nlp, claim, 
 
     found = polarity_clash(list(nlp(claim).sents)[0], list(nlp(evidence).sents)[0], min_overlap=0.3)
     assert (found[2] if found else None) == clash
+
+
+def test_a_value_said_loosely_is_not_an_entity_error_but_a_changed_bound_is(nlp):
+    # Different words, same meaning: "about two hundred" is the evidence's "200". "more than 200" is another claim.
+    from veridic.ling._align import entity_mismatches
+
+    ev = nlp("The company hired 200 engineers in 2023.")
+
+    def absent(claim: str) -> list[str]:
+        return [m.text for m in entity_mismatches(list(nlp(claim).sents)[0], ev)]
+
+    assert absent("The company hired about two hundred engineers in 2023.") == []
+    assert absent("The company hired roughly 200 engineers in 2023.") == []
+    assert absent("The company hired about 300 engineers in 2023.") == ["about 300"]
+    assert absent("The company hired more than 200 engineers in 2023.") == ["more than 200"]

@@ -54,6 +54,17 @@ def test_negations_and_the_root_are_never_deletable(nlp):
     assert all(not (a <= sent.root.i < b) for a, b in deletable_phrases(sent))
 
 
+def test_the_only_predicate_of_be_is_not_deletable_but_its_clause_is(nlp):
+    # "the manager was on holiday" -> "the manager was." is no sentence; the reason clause may go whole.
+    got = _phrases(nlp, "The meeting was moved to Thursday because the manager was on holiday.")
+    assert "on holiday" not in got
+    assert got["because the manager was on holiday"] == "The meeting was moved to Thursday."
+    assert "in Paris" not in _phrases(nlp, "The office is in Paris.")
+    # An adjunct beside a predicate stays deletable: "was ill" still says something without "in May".
+    assert _phrases(nlp, "She was ill in May.")["in May"] == "She was ill."
+    assert _phrases(nlp, "The tower was built for the Olympics.")["for the Olympics"] == "The tower was built."
+
+
 def test_a_verbs_direction_particle_is_not_deletable(nlp):
     # "Sales went 3 percent" says neither direction: deleting the particle says another thing, not less.
     got = _phrases(nlp, "Sales went down 3 percent in the third quarter.")

@@ -90,6 +90,17 @@ def test_a_proposal_below_the_flag_threshold_in_an_entailed_sentence_is_dropped(
     assert [s.text for s in r.spans] == ["Boeing"]
 
 
+def test_a_sure_proposal_on_a_value_the_evidence_states_in_other_words_is_dropped(rules):
+    # Different words, same meaning: "thirty-three million" and "about 33 million" are the evidence's "33 million".
+    for claim, mark in (("The antenna cost thirty-three million euros.", "thirty-three million"),
+                        ("The antenna cost about 33 million euros.", "33 million")):
+        r = run(rules, claim, [(mark, 0.95)])
+        assert not any(s.text == mark or mark in s.text for s in r.spans), (claim, r.spans)
+    # Same words, another value: the proposal stands (and the rules fix it from the evidence).
+    r = run(rules, "The antenna cost 35 million euros.", [("35 million", 0.95)])
+    assert [s.type for s in r.spans] == ["entity"] and r.edited == "The antenna cost 33 million euros."
+
+
 def test_flag_threshold_is_checked(rules):
     with pytest.raises(ConfigError, match="flag_threshold"):
         TaggedDetector(detector=rules, tagger=MarkTagger([]), flag_threshold=0.0)
@@ -98,8 +109,8 @@ def test_flag_threshold_is_checked(rules):
 
 def test_without_overrule_a_sure_proposal_in_an_entailed_sentence_is_dropped(rules):
     claim = "The antenna cost 33 million euros."
-    assert [s.text for s in run(rules, claim, [("33 million", 0.95)]).spans] == ["33 million"]  # the tagger overrules
-    assert run(rules, claim, [("33 million", 0.95)], overrule=False).spans == ()
+    assert [s.text for s in run(rules, claim, [("antenna", 0.95)]).spans] == ["antenna"]  # the tagger overrules
+    assert run(rules, claim, [("antenna", 0.95)], overrule=False).spans == ()
 
 
 def test_spans_per_sentence_keeps_the_highest_scoring_proposals_of_each_sentence(rules):

@@ -56,6 +56,8 @@ def deletable_phrases(sentence: Any) -> list[tuple[int, int]]:
             continue
         if t.dep_ == "advmod" and t.lower_ in _VERB_PARTICLES and t.head.pos_ == "VERB":
             continue  # "went *down* 3 percent": without it the verb says another thing, not less
+        if _sole_predicate_of_be(t):
+            continue  # "the manager was *on holiday*": without it "was" is left with nothing to say
         if t.dep_ in ("compound", "nmod") and t.pos_ == "PROPN" and t.head.pos_ == "PROPN":
             continue
         if t.dep_ == "appos" and t.pos_ == "PROPN" and t.head.pos_ == "NOUN" and t.left_edge.i == t.head.i + 1:
@@ -79,6 +81,26 @@ def deletable_phrases(sentence: Any) -> list[tuple[int, int]]:
         if (a, b) not in out:
             out.append((a, b))
     return out
+
+
+# What a form of "be" can take as its predicate besides an adjunct-looking phrase ("was ill", "is a doctor").
+_PREDICATE_DEPS = frozenset({"attr", "acomp", "oprd", "dobj", "xcomp", "ccomp"})
+
+
+def _sole_predicate_of_be(t: Any) -> bool:
+    """Whether ``t`` is the only predicate of a form of "be" used as the main verb ("was *on holiday*", "is *in
+    Paris*", "was *here*"): the parser hangs it as ``prep`` or ``advmod`` like an adjunct, but deleting it leaves a
+    clause without a predicate, so the smallest deletable unit is the clause around it."""
+    head = t.head
+    if t.dep_ not in ("prep", "advmod", "npadvmod") or head.lemma_.lower() != "be" or head.i == t.i:
+        return False
+    if any(c.dep_ in _PREDICATE_DEPS for c in head.children):
+        return False
+    return not any(c.i != t.i and c.dep_ in ("prep", "advmod", "npadvmod") and not _is_negation(c) for c in head.children)
+
+
+def _is_negation(t: Any) -> bool:
+    return t.lower_ in _NEGATIONS
 
 
 def deletion_units(sentence: Any, spans: Sequence[tuple[int, int]], *, default: tuple[int, int]) -> list[tuple[int, int]]:

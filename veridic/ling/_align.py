@@ -36,6 +36,7 @@ __all__ = [
     "TermMatch",
     "RelationFlip",
     "normalise_value",
+    "entity_present",
     "minimal_replacement",
     "best_evidence_sentence",
     "entity_mismatches",
@@ -116,6 +117,8 @@ def normalise_value(text: str, label: str) -> str:
 
 _HEDGES = frozenset({"about", "around", "approximately", "nearly", "almost", "some", "over", "under", "more", "less", "than", "roughly",
                      "the", "a", "an", "and", "of", "trillion"})
+# Words that make a value approximate without moving it ("about 200", "roughly 5 percent").
+_APPROXIMATORS = frozenset({"about", "around", "approximately", "roughly", "circa", "some", "estimated"})
 _CURRENCIES = {"$": "dollar", "us$": "dollar", "€": "euro", "£": "pound", "¥": "yen", "usd": "dollar", "eur": "euro", "gbp": "pound"}
 _UNIT_ALIASES = {"meter": "metre", "m": "metre", "km": "kilometre", "kilometer": "kilometre", "kg": "kilogram", "%": "percent",
                  "per": "percent", "cent": "percent"}
@@ -241,7 +244,7 @@ def _holds_words(text: str, words: str) -> bool:
     return re.search(r"(?<![\w])" + re.escape(words) + r"(?![\w])", text) is not None
 
 
-def _present(ent: Any, evidence_norm: str, evidence_ents: Sequence[Any]) -> bool:
+def entity_present(ent: Any, evidence_norm: str, evidence_ents: Sequence[Any]) -> bool:
     """Is the claim entity mentioned in the evidence (as a value, a name, or part of a longer name)?"""
     label = ent.label_
     norm = normalise_value(ent.text, label)
@@ -249,6 +252,9 @@ def _present(ent: Any, evidence_norm: str, evidence_ents: Sequence[Any]) -> bool
         return True
     group = TYPE_GROUPS.get(label)
     if group in NUMERIC_GROUPS:
+        # "about two hundred" is the evidence's "200" said loosely; "more than 200" is not, so only words of
+        # approximation are dropped.
+        norm = " ".join(w for w in norm.split() if w not in _APPROXIMATORS) or norm
         parts = set(norm.split())
         if _holds_words(evidence_norm, norm):
             return True
@@ -289,7 +295,7 @@ def entity_mismatches(sentence: Any, evidence_doc: Any, *, evidence_text_norm: s
     claim_lem = content_lemmas(sentence)
     out: list[EntityMatch] = []
     for ent in sentence.ents:
-        if ent.label_ not in TYPE_GROUPS or _present(ent, norm, ev_ents):
+        if ent.label_ not in TYPE_GROUPS or entity_present(ent, norm, ev_ents):
             continue
         group = TYPE_GROUPS[ent.label_]
         ent_lem = content_lemmas(ent)
