@@ -43,7 +43,7 @@ from veridic.detect._tagger import TaggedSpan, spans_from_probs
 from veridic.detect._tags import to_tagged
 from veridic.detect._taxonomy import TAXONOMY
 from veridic.errors import ConfigError
-from veridic.ling._align import _holds_words, normalise_value, entity_present
+from veridic.ling._align import _holds_words, entity_present, normalise_value
 from veridic.ling._roles import spelled_out
 from veridic.ling.lexical import content_words
 from veridic.types import Span
