@@ -22,6 +22,10 @@ import numpy as np
 from veridic.nli._models import ACCURATE_MODEL_NAME
 
 
+#: Each compact form: the backend and dtype that run it.
+FORMS = {"packed-fp32": ("torch", "float32"), "packed-bf16": ("torch", "bfloat16"), "onnx-int8": ("onnx", "int8")}
+
+
 def _pairs(limit: int | None) -> tuple[list[str], list[str]]:
     from veridic.bench import load_datasets
 
@@ -43,16 +47,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fp32", default=None, help="the full-precision export the packed weights were made from")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--forms", default=",".join(FORMS), help="comma-separated, from " + ",".join(FORMS)
+                    + " (onnx-int8 exports an ONNX copy first: minutes for a base-size model)")
     args = ap.parse_args(argv)
+    wanted = [f.strip() for f in args.forms.split(",") if f.strip()]
+    if not wanted or any(f not in FORMS for f in wanted):
+        ap.error(f"--forms takes a comma-separated subset of {','.join(FORMS)}; got {args.forms!r}")
     from veridic.nli import load_backend
 
     premises, hypotheses = _pairs(args.limit)
     ref_name = "fp32" if args.fp32 else "packed-fp32"
     ref = load_backend(args.fp32 or args.model, kind="torch", dtype="float32").predict(premises, hypotheses)
-    forms = {"packed-fp32": ("torch", "float32"), "packed-bf16": ("torch", "bfloat16"), "onnx-int8": ("onnx", "int8")}
     out: dict = {"model": args.model, "reference": ref_name, "pairs": len(premises)}
-    for name, (kind, dtype) in forms.items():
-        if name == ref_name:
+    for name, (kind, dtype) in FORMS.items():
+        if name == ref_name or name not in wanted:
             continue
         got = load_backend(args.model, kind=kind, dtype=dtype).predict(premises, hypotheses)
         out[name] = compare(ref, got)
