@@ -21,7 +21,6 @@ import numpy as np
 
 from veridic.nli._models import ACCURATE_MODEL_NAME
 
-
 #: Each compact form: the backend and dtype that run it.
 FORMS = {"packed-fp32": ("torch", "float32"), "packed-bf16": ("torch", "bfloat16"), "onnx-int8": ("onnx", "int8")}
 
