@@ -46,6 +46,12 @@ def completed(run: Path) -> bool:
     return f.is_file() and json.loads(f.read_text()).get("stopped_by") == "completed"
 
 
+def budget_ended(run: Path) -> bool:
+    """The run's stage stopped on its time budget and exported its newest weights to ``final/``."""
+    f = run / "training_summary.json"
+    return f.is_file() and json.loads(f.read_text()).get("stopped_by") == "time_budget" and (run / "final").is_dir()
+
+
 def select_phase(*, phase1: float, phase2: float, tolerance: float = 0.010) -> str:
     """The registered selection rule: phase 2 unless its held-back 3-way accuracy is more than ``tolerance`` below
     phase 1's.
@@ -57,8 +63,9 @@ def select_phase(*, phase1: float, phase2: float, tolerance: float = 0.010) -> s
 
 
 class Finisher:
-    def __init__(self, *, base: str, name: str, out: Path, dry_run: bool, tolerance: float) -> None:
+    def __init__(self, *, base: str, name: str, out: Path, dry_run: bool, tolerance: float, unfinished: bool = False) -> None:
         self.base, self.name, self.out, self.dry_run, self.tolerance = base, name, out, dry_run, tolerance
+        self.unfinished = unfinished
         self.runs = {p: TRAIN_ROOT / f"{base}-{p}" for p in ("v1", "v2")}
         self.config = f"configs/{base}-v1.yaml"
         self.weights = ROOT / "veridic" / "models" / name
@@ -75,10 +82,12 @@ class Finisher:
         f = self.out / "selection.json"
         if f.is_file():
             return json.loads(f.read_text())["selected"]
-        missing = [str(r) for r in self.runs.values() if not completed(r)]
+        missing = [str(r) for r in self.runs.values() if not (completed(r) or (self.unfinished and budget_ended(r)))]
         if missing and not self.dry_run:
+            hint = "" if self.unfinished else (" (or, where the registration makes a phase its budget ended the candidate, "
+                                               "--unfinished)")
             raise SystemExit(f"training has not finished: {', '.join(missing)} lack a completed training_summary.json; "
-                             f"resume it first (BASE={self.base} bash scripts/train_base.sh MINUTES)")
+                             f"resume it first (BASE={self.base} bash scripts/train_base.sh MINUTES){hint}")
         held = self.out / "select-heldout"
         self.py("benchmarks/accurate_tier.py", "--model", str(self.runs["v2"] / "final"), "--baseline", str(self.runs["v1"] / "final"),
                 "--config", self.config, "--steps", "heldout", "--out", str(held))
@@ -87,7 +96,10 @@ class Finisher:
         res = json.loads((held / "heldout.json").read_text())  # roles: "accurate" = --model, "default" = --baseline
         p1, p2 = res["default"]["accuracy_3way"], res["accurate"]["accuracy_3way"]
         chosen = select_phase(phase1=p1, phase2=p2, tolerance=self.tolerance)
+        ended = {p: json.loads((r / "training_summary.json").read_text()) for p, r in self.runs.items()}
         rec = {"phase1_accuracy_3way": p1, "phase2_accuracy_3way": p2, "tolerance": self.tolerance, "selected": chosen,
+               "stopped_by": {p: e.get("stopped_by") for p, e in ended.items()},
+               "steps": {p: f"{e.get('steps')} of {e.get('planned_steps')}" for p, e in ended.items()},
                "rule": "phase 2 unless its held-back 3-way accuracy is more than the tolerance below phase 1's",
                "at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
         self.out.mkdir(parents=True, exist_ok=True)
@@ -146,12 +158,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="results folder (default runs/report/BASE)")
     ap.add_argument("--tolerance", type=float, default=0.010, help="the selection rule's tolerance (registered: 1.0 point)")
     ap.add_argument("--dry-run", action="store_true", help="print the commands without running them")
+    ap.add_argument("--unfinished", action="store_true",
+                    help="accept a phase whose stage's time budget ended it (its newest weights, exported to final/), "
+                         "where the registration makes that the candidate, reported as unfinished")
     a = ap.parse_args(argv)
     steps = [s.strip() for s in a.steps.split(",") if s.strip()]
     unknown = sorted(set(steps) - {*STEPS, "cost"})
     if unknown:
         ap.error(f"unknown step(s) {', '.join(unknown)}: expected some of {', '.join((*STEPS, 'cost'))}")
-    f = Finisher(base=a.base, name=a.name, out=a.out or ROOT / "runs" / "report" / a.base, dry_run=a.dry_run, tolerance=a.tolerance)
+    f = Finisher(base=a.base, name=a.name, out=a.out or ROOT / "runs" / "report" / a.base, dry_run=a.dry_run, tolerance=a.tolerance,
+                 unfinished=a.unfinished)
     phase = f.select() if "select" in steps or any(s in steps for s in ("pack", "commit", "score")) else "v2"
     if "pack" in steps:
         f.pack(phase)

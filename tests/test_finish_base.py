@@ -42,6 +42,28 @@ def test_nothing_is_packed_or_scored_before_both_phases_have_finished(fb, tmp_pa
     assert calls == []
 
 
+def test_unfinished_accepts_a_phase_its_budget_ended_with_its_weights_exported_and_records_it(fb, tmp_path, monkeypatch):
+    root = tmp_path / "train"
+    _finished(root, "nli-base-l12", "v1")
+    (root / "nli-base-l12-v2").mkdir(parents=True)
+    (root / "nli-base-l12-v2" / "training_summary.json").write_text(json.dumps({"stopped_by": "time_budget", "steps": 900, "planned_steps": 1311}))
+    monkeypatch.setattr(fb.Finisher, "run", lambda self, cmd: None)
+    with pytest.raises(SystemExit, match="nli-base-l12-v2 lack"):  # stopped on the clock but nothing exported: refused
+        fb.main(["--out", str(tmp_path / "out"), "--steps", "select", "--unfinished"])
+    (root / "nli-base-l12-v2" / "final").mkdir()
+
+    def fake_run(self, cmd):
+        held = Path(cmd[cmd.index("--out") + 1])
+        held.mkdir(parents=True)
+        (held / "heldout.json").write_text(json.dumps({"default": {"accuracy_3way": 0.770}, "accurate": {"accuracy_3way": 0.772}}))
+
+    monkeypatch.setattr(fb.Finisher, "run", fake_run)
+    assert fb.main(["--out", str(tmp_path / "out"), "--steps", "select", "--unfinished"]) == 0
+    rec = json.loads((tmp_path / "out" / "selection.json").read_text())
+    assert rec["selected"] == "v2" and rec["stopped_by"] == {"v1": "completed", "v2": "time_budget"}
+    assert rec["steps"]["v2"] == "900 of 1311"
+
+
 def test_a_phase_two_that_loses_too_much_ships_phase_one_and_the_steps_run_in_order(fb, tmp_path, monkeypatch):
     root = tmp_path / "train"
     _finished(root, "nli-base-l12", "v1", "v2")
