@@ -65,6 +65,7 @@ from veridic.ling._align import (
     entity_mismatches,
     minimal_replacement,
     normalise_value,
+    normalised_text,
     novel_terms,
     polarity_clash,
     relation_flips,
@@ -343,7 +344,7 @@ class HallucinationDetector:
         ev_sents = list(edoc.sents)
         ev = _Evidence(
             text=evidence, doc=edoc,
-            norm=" ".join(normalise_value(t.text, "CARDINAL") if t.like_num else t.lower_ for t in edoc),
+            norm=normalised_text(edoc),
             words={t.lower_ for t in edoc},
             lemmas=content_lemmas(edoc) | {t.lemma_.lower() for t in edoc},
             frames={s.start: _frames(s) for s in ev_sents} if len(ev_sents) <= self.frame_sentences else None,

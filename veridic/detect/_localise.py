@@ -96,11 +96,7 @@ def _sole_predicate_of_be(t: Any) -> bool:
         return False
     if any(c.dep_ in _PREDICATE_DEPS for c in head.children):
         return False
-    return not any(c.i != t.i and c.dep_ in ("prep", "advmod", "npadvmod") and not _is_negation(c) for c in head.children)
-
-
-def _is_negation(t: Any) -> bool:
-    return t.lower_ in _NEGATIONS
+    return not any(c.i != t.i and c.dep_ in ("prep", "advmod", "npadvmod") and c.lower_ not in _NEGATIONS for c in head.children)
 
 
 def deletion_units(sentence: Any, spans: Sequence[tuple[int, int]], *, default: tuple[int, int]) -> list[tuple[int, int]]:

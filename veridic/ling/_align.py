@@ -37,6 +37,7 @@ __all__ = [
     "RelationFlip",
     "normalise_value",
     "entity_present",
+    "normalised_text",
     "minimal_replacement",
     "best_evidence_sentence",
     "entity_mismatches",
@@ -239,6 +240,12 @@ class RelationFlip:
     evidence_end: int
 
 
+def normalised_text(doc: Any) -> str:
+    """A parsed text's tokens lower-cased with every number written as digits, the form :func:`entity_present`
+    looks values up in."""
+    return " ".join(normalise_value(t.text, "CARDINAL") if t.like_num else t.lower_ for t in doc)
+
+
 def _holds_words(text: str, words: str) -> bool:
     """Whether normalised ``text`` holds the normalised ``words`` whole, not inside a longer word."""
     return re.search(r"(?<![\w])" + re.escape(words) + r"(?![\w])", text) is not None
@@ -289,8 +296,7 @@ def entity_mismatches(sentence: Any, evidence_doc: Any, *, evidence_text_norm: s
     next to the value. Counterparts inside the NLI evidence ``window`` (char
     offsets) win ties.
     """
-    norm = evidence_text_norm if evidence_text_norm is not None else " ".join(
-        normalise_value(t.text, "CARDINAL") if t.like_num else t.lower_ for t in evidence_doc)
+    norm = evidence_text_norm if evidence_text_norm is not None else normalised_text(evidence_doc)
     ev_ents = list(evidence_doc.ents)
     claim_lem = content_lemmas(sentence)
     out: list[EntityMatch] = []
