@@ -384,6 +384,16 @@ def test_a_value_the_evidence_gives_to_another_thing_is_marked_with_the_evidence
     assert on.edited == "The new station is in Malargüe, Argentina."
 
 
+def test_a_count_the_evidence_gives_to_another_thing_is_marked_though_the_judge_reads_it_as_supported(rules):
+    evidence = "The camp hosted 400 children and 30 adults last summer."
+    wrong = TaggedDetector(detector=rules, tagger=MarkTagger([])).detect(passage="The camp hosted 400 adults.", evidence=evidence)
+    assert wrong.score is not None and rules.scorer.decide(wrong.score) != "unsupported"  # every word is in the evidence
+    assert [(s.text, s.type, s.suggestion, s.reason) for s in wrong.spans] == [("400", "entity", "30", "entity-mismatch:CARDINAL:recount")]
+    assert wrong.edited == "The camp hosted 30 adults."
+    for right in ("The camp hosted 400 children.", "The camp hosted 30 adults.", "The camp hosted 400 kids."):
+        assert TaggedDetector(detector=rules, tagger=MarkTagger([])).detect(passage=right, evidence=evidence).spans == ()
+
+
 @pytest.mark.parametrize("claim", ["The new station is in Malargüe, Argentina.", "ESA operates a station in Cebreros, Spain.",
                                    "The station in Cebreros opened in 2005."])
 def test_values_said_of_the_thing_the_evidence_gives_them_to_are_left_alone(weak_rules, claim):

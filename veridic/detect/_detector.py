@@ -80,6 +80,10 @@ __all__ = ["PHRASE_SCOPES", "HallucinationDetector", "Retriever"]
 # Which sentences phrase spans search: every sentence the NLI does not entail, including those paraphrase
 # safety let through (more recall on WiCE), or only the ones the sentence-level checks flag (no new false flags).
 PHRASE_SCOPES = ("not-entailed", "flagged")
+#: Ends the reason of a number the evidence states only of other things ("400 adults" against "400 children and 30
+#: adults"): which count goes with which thing is wrong while every word is in the evidence, so a judge reading
+#: words reads it as supported and the span stands without the judge's flag, as a misbound name does.
+RECOUNT_SUFFIX = ":recount"
 
 
 class _UnitInterval:
@@ -406,7 +410,7 @@ class HallucinationDetector:
         out: list[HallucinationSpan] = []
         unknown_names: list[tuple[int, int, str]] = []
         for m in entity_mismatches(s.sent, s.ev.doc, evidence_text_norm=s.ev.norm, window=s.window):
-            if _known_after_all(m.text, m.numeric, s.ev.doc, s.ev.words):
+            if not m.recounted and _known_after_all(m.text, m.numeric, s.ev.doc, s.ev.words):
                 continue
             if m.counterpart is not None and m.alignment >= self.min_alignment:
                 # A value or a name the evidence puts in the same context overrides weak NLI support.
@@ -423,7 +427,7 @@ class HallucinationDetector:
                     # Alignment says the evidence talks about the same slot; 1 - e says the NLI agrees it differs.
                     confidence=_clamp(0.5 * m.alignment + 0.5 * (1.0 - s.e)),
                     evidence=s.ev_span(cp.start_char, cp.end_char), suggestion=new,
-                    reason=f"entity-mismatch:{m.label}",
+                    reason=f"entity-mismatch:{m.label}" + (RECOUNT_SUFFIX if m.recounted else ""),
                 ))
             elif not m.numeric:
                 unknown_names.append((s.base + m.start, s.base + m.end, m.label))

