@@ -165,6 +165,31 @@ def test_a_number_the_evidence_gives_only_to_another_thing_is_marked_with_the_co
     assert all(m.recounted for m in got)
 
 
+@pytest.mark.parametrize(("evidence", "present"), [
+    # Same number, different meaning: four games are not a fourth title.
+    ("Hoffenheim won a third victory in four games.", False),
+    ("Four titles in a row would be a record.", False),
+    # Different words, same meaning.
+    ("Bayern are chasing a 4th successive title.", True),
+    ("It would be their fourth title in a row.", True),
+])
+def test_an_ordinal_is_stated_only_by_an_ordinal(nlp, evidence, present):
+    from veridic.ling._align import entity_present, normalised_text
+
+    claim = nlp("Bayern moved within three points of a fourth successive title.")
+    fourth = next(e for e in claim.ents if e.label_ == "ORDINAL")
+    ev = nlp(evidence)
+    assert entity_present(fourth, normalised_text(ev), list(ev.ents)) is present
+
+
+def test_a_date_with_an_ordinal_suffix_is_the_same_date(nlp):
+    from veridic.ling._align import entity_mismatches
+
+    ev = nlp("Messi was born on 24 June 1987 in Rosario.")
+    assert entity_mismatches(list(nlp("Messi was born on June 24th, 1987.").sents)[0], ev) == []
+    assert [m.text for m in entity_mismatches(list(nlp("Messi was born on June 25th, 1987.").sents)[0], ev)] == ["June 25th, 1987"]
+
+
 def test_a_value_said_loosely_is_not_an_entity_error_but_a_changed_bound_is(nlp):
     # Different words, same meaning: "about two hundred" is the evidence's "200". "more than 200" is another claim.
     from veridic.ling._align import entity_mismatches

@@ -91,7 +91,10 @@ def _words(text: str) -> list[str]:
 
 def normalise_value(text: str, label: str) -> str:
     """A canonical string for an entity or value, so "12,000", "twelve thousand" and "12000" compare equal."""
-    words = _words(text.replace("-", " "))
+    text = text.replace("-", " ")
+    if TYPE_GROUPS.get(label) in NUMERIC_GROUPS:
+        text = re.sub(r"(?<=\d)(?:st|nd|rd|th)\b", "", text)  # "4th", "June 12th": the number, not a word "th"
+    words = _words(text)
     if words and words[0] == "the":
         words = words[1:]
     group = TYPE_GROUPS.get(label, "")
@@ -267,6 +270,15 @@ def entity_present(ent: Any, evidence_norm: str, evidence_ents: Sequence[Any]) -
     if not norm:
         return True
     group = TYPE_GROUPS.get(label)
+    if group == "ordinal":
+        # "fourth" and "four" are alike once written as digits ("in four games" does not state a fourth title):
+        # only an ordinal of the evidence states an ordinal.
+        norm = _plain_value(ent)
+        forms = {_plain_value(e) for e in evidence_ents if TYPE_GROUPS.get(e.label_) == "ordinal"}
+        if evidence_ents:
+            forms |= {normalise_value(t.text, "ORDINAL") for t in evidence_ents[0].doc
+                      if t.lower_ in _ORDINALS or re.fullmatch(r"\d+(?:st|nd|rd|th)", t.lower_)}
+        return norm in forms
     if group in NUMERIC_GROUPS:
         # "about two hundred" is the evidence's "200" said loosely; "more than 200" is not, so only words of
         # approximation are dropped.
