@@ -96,6 +96,20 @@ def test_a_change_in_the_other_direction_is_an_antonym_with_the_evidence_word_as
     assert [(f.text, f.suggestion, f.kind) for f in flips] == [(*flip, "antonym")]
 
 
+@pytest.mark.parametrize(("claim", "evidence", "flip"), [
+    # Same words, one thing put for another in the same slot: the evidence's word is the fix.
+    ("About 400 adults attended the festival.", "About 400 children attended the festival.", ("adults", "children")),
+    ("The storm destroyed 30 schools in the village.", "The storm destroyed 30 houses in the village.", ("schools", "houses")),
+    # Another slot, or more than one word changed: no single substitution to propose.
+    ("The bridge was opened by the mayor in May.", "The mayor opened the bridge in May.", None),
+    ("The storm destroyed 30 schools in the town.", "The storm destroyed 30 houses in the village.", None),
+    ("The storm damaged 30 schools in the village.", "The storm destroyed 30 houses in the village.", None),
+])
+def test_one_noun_put_for_another_in_the_same_slot_is_a_substitution(nlp, claim, evidence, flip):
+    got = [(f.text, f.suggestion) for f in relation_flips(nlp(claim)[:], nlp(evidence)[:]) if f.kind == "substitution"]
+    assert got == ([flip] if flip else [])
+
+
 @pytest.mark.parametrize(("claim", "evidence"), [
     ("Tim Cook said iPhone sales rose in emerging markets.", "Tim Cook said iPhone sales grew in emerging markets."),
     ("Sales went down 3 percent in the third quarter.", "Sales went down 3 percent in the third quarter."),

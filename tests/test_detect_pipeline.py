@@ -398,6 +398,25 @@ def test_a_count_the_evidence_gives_to_another_thing_is_marked_though_the_judge_
         assert TaggedDetector(detector=rules, tagger=MarkTagger([])).detect(passage=right, evidence=evidence).spans == ()
 
 
+def test_a_noun_put_for_another_is_an_entity_error_fixed_from_the_evidence_only_where_the_judge_doubts_it(rules):
+    from veridic import build_scorer
+    from veridic.detect._detector import HallucinationDetector
+    from veridic.nli._dummy import ENTAIL, NEUTRAL, DummyNLIBackend
+
+    evidence = "The storm destroyed 30 houses in the village."
+    claim = "The storm destroyed 30 homes in the village."
+
+    def detect(script):
+        judge = HallucinationDetector(scorer=build_scorer("hybrid", backend=DummyNLIBackend(script)), nlp=rules.nlp)
+        return TaggedDetector(detector=judge, tagger=MarkTagger([])).detect(passage=claim, evidence=evidence)
+
+    doubted = detect({"homes": NEUTRAL, "houses": ENTAIL})  # a judge that reads "homes" as another thing
+    assert [(s.text, s.type, s.suggestion, s.reason) for s in doubted.spans] == [("homes", "entity", "houses", "relation-substitution")]
+    assert doubted.edited == evidence
+    # Different words, same meaning: where the judge entails the sentence, the rule says nothing.
+    assert detect({"homes": ENTAIL}).spans == ()
+
+
 @pytest.mark.parametrize("claim", ["The new station is in Malargüe, Argentina.", "ESA operates a station in Cebreros, Spain.",
                                    "The station in Cebreros opened in 2005."])
 def test_values_said_of_the_thing_the_evidence_gives_them_to_are_left_alone(weak_rules, claim):

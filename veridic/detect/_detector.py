@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from veridic.detect._edit import apply_edits, withhold_unentailed_fixes
@@ -479,7 +479,9 @@ class HallucinationDetector:
             if f.kind == "negation":
                 out.append(s.polarity_span((f.start, f.end, f.text or "negation"), s.ev_sent, s.ev_overlap))
                 break
-            out.append(s.relation_span(f, s.ev_overlap, f"relation-{f.kind}"))
+            span = s.relation_span(f, s.ev_overlap, f"relation-{f.kind}")
+            # One thing put for another ("adults" for "children") is a wrong entity in FAVA's sense, not a relation.
+            out.append(replace(span, type="entity") if f.kind == "substitution" else span)
         return out
 
     def _unsupported_spans(self, s: _Judged, aligned: list[Any], unknown_names: list[tuple[int, int, str]]) -> list[HallucinationSpan]:

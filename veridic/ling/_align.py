@@ -241,7 +241,7 @@ class RelationFlip:
     end: int
     text: str
     suggestion: str
-    kind: str  # negation | antonym | verb | swap | voice
+    kind: str  # negation | antonym | verb | swap | voice | substitution
     evidence_start: int
     evidence_end: int
 
@@ -697,6 +697,25 @@ class _FlipFinder:
         lx, ly = _lems(self.doc, _phrase(x)), _lems(self.edoc, _phrase(y))
         return bool(lx) and bool(ly) and (lx <= ly or ly <= lx)
 
+    def substitution(self, ev_lem: set[str]) -> bool:
+        """One common noun of the claim where the evidence sentence has another in the same slot (the same
+        relation to the same head word), and every other content word of the claim in the evidence: "About 400
+        adults attended" against "About 400 children attended". Only one candidate on each side, so that a
+        sentence that differs in more than one word is left to the judge."""
+        claim_lem = content_lemmas(self.s)
+        mine = [t for t in self.s if t.pos_ == "NOUN" and (t.lemma_ or t.text).lower() not in ev_lem and not t.like_num]
+        if len(mine) != 1:
+            return False
+        t = mine[0]
+        if claim_lem - {(t.lemma_ or t.text).lower()} - ev_lem:
+            return False
+        theirs = [u for u in self.e if u.pos_ == "NOUN" and (u.lemma_ or u.text).lower() not in claim_lem
+                  and u.dep_ == t.dep_ and u.head.lemma_.lower() == t.head.lemma_.lower()]
+        if len(theirs) != 1:
+            return False
+        u = theirs[0]
+        return self.flip(t.i, t.i + 1, u.text, "substitution", u.i, u.i + 1)
+
     def arguments(self, ev_lem: set[str]) -> bool:
         """Under the two root verbs: arguments swapped (same verb, same voice), voice flipped ("X acquired Y" vs
         "X was acquired by Y"), or another content verb with the same subject and object."""
@@ -735,11 +754,12 @@ def relation_flips(sentence: Any, evidence_sentence: Any, *, min_overlap: float 
     Only when the two share most content (``min_overlap`` of the claim's
     content lemmas, relation words excluded): otherwise they are simply about
     different things and no minimal edit applies. Checked in order, the first
-    that fires decides: negation, antonym, then the arguments of the root verbs.
+    that fires decides: negation, antonym, the arguments of the root verbs, then
+    one common noun put for another.
     """
     ev_lem = content_lemmas(evidence_sentence)
     if _core_overlap(sentence, ev_lem, also=_ANTONYMS) < min_overlap:
         return []
     f = _FlipFinder(sentence, evidence_sentence)
-    _ = f.negation() or f.antonym({t.lower_ for t in evidence_sentence}) or f.arguments(ev_lem)
+    _ = f.negation() or f.antonym({t.lower_ for t in evidence_sentence}) or f.arguments(ev_lem) or f.substitution(ev_lem)
     return f.flips
