@@ -634,10 +634,10 @@ def _opposite_change(t: Any, evidence_sentence: Any) -> tuple[Any, str] | None:
         theirs = _direction(e)
         if theirs is None or theirs[0] == mine[0] or theirs[1] != mine[1]:
             continue
-        t_be, e_be = t.pos_ != "VERB", e.pos_ != "VERB"
-        if t_be == e_be:
+        t_word, e_word = t.pos_ != "VERB", e.pos_ != "VERB"  # a direction word ("up", "down"), not a verb of change
+        if t_word == e_word:
             return e, e.text
-        if t_be:  # "were down" against "rose": the claim's "be" keeps its tense, its direction word turns round
+        if t_word:  # "were down" against "rose": the claim's "be" keeps its tense, its direction word turns round
             return e, _DIRECTIONS[t.lower_]
         # "fell" against "was up": the evidence's own "be" and direction word, when they stand together
         if e.head.i == e.i - 1:
