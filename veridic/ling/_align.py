@@ -103,7 +103,6 @@ def normalise_value(text: str, label: str) -> str:
         acc: int | None = None
         for w in words:
             w = w.rstrip(".").replace(",", "")
-            w = re.sub(r"(?<=\d)(st|nd|rd|th)$", "", w)
             if w in _ORDINALS:
                 w = _ORDINALS[w]
             if w in _NUM_WORDS:
