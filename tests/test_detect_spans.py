@@ -17,6 +17,7 @@ from veridic.detect._spans import (
     AbsentWords,
     DetectorSpans,
     MarkEverything,
+    SpanCheckpoints,
     SpanRow,
     TaggerSpans,
     char_counts,
@@ -252,6 +253,71 @@ def test_flaggers_are_read_against_flagging_everything_and_by_row_group():
     json.dumps(rep)
 
 
+class Stoppable:
+    """A predictor that marks the first word, counts "??" claims as not judged, and can be stopped at the rows whose id
+    starts with ``stop_on`` (the rows of one set)."""
+
+    def __init__(self, stop_on: str | None = None):
+        self.stop_on, self.seen, self.not_judged = stop_on, [], 0
+
+    def predict(self, row):
+        if self.stop_on is not None and row.id.startswith(self.stop_on):
+            raise KeyboardInterrupt
+        self.seen.append(row.id)
+        self.not_judged += row.claim.startswith("??")
+        return [(0, 3)]
+
+    def describe(self):
+        return {"predictor": "stoppable", "not_judged": self.not_judged}
+
+
+def _two_sets():
+    return {"a": [_row("Bob met Ann", [(8, 11, "entity")], source="Bob met Eve", rid="a1"), _row("?? x", source="x", rid="a2")],
+            "b": [_row("Tom ran 5 km", [(8, 9, "number")], source="Tom ran 3 km", rid="b1")]}
+
+
+def _scores(rep):
+    strip = lambda d: {k: v for k, v in d.items() if k != "seconds"}  # noqa: E731
+    return ({s: {p: strip(v) for p, v in rep["sets"][s]["predictors"].items()} for s in rep["sets"]},
+            {p: strip(v) for p, v in rep["pooled"]["predictors"].items()})
+
+
+def test_a_stopped_benchmark_resumes_at_the_first_unfinished_set_with_the_same_figures(tmp_path):
+    rows, ck = _two_sets(), tmp_path / "partial"
+    with pytest.raises(KeyboardInterrupt):
+        span_benchmark(predictors={"p": Stoppable(stop_on="b")}, datasets=["a", "b"], rows=rows, n_boot=20, checkpoint_dir=ck)
+    assert sorted(f.name for f in ck.glob("*.predictions.json")) == ["p--a.predictions.json"]
+    resumed = Stoppable()
+    rep = span_benchmark(predictors={"p": resumed}, datasets=["a", "b"], rows=rows, n_boot=20, checkpoint_dir=ck)
+    assert resumed.seen == ["b1"]  # set a came from the saved predictions
+    assert rep["predictors"]["p"]["not_judged"] == 1  # the abstention counted in the stopped part is kept
+    whole = span_benchmark(predictors={"p": Stoppable()}, datasets=["a", "b"], rows=rows, n_boot=20)
+    assert _scores(rep) == _scores(whole)
+    SpanCheckpoints.remove(ck)
+    assert not ck.exists()
+
+
+def test_saved_predictions_are_never_reused_for_other_rows_or_another_predictor(tmp_path, capsys):
+    rows, ck = _two_sets(), tmp_path / "partial"
+    span_benchmark(predictors={"p": Stoppable()}, datasets=["a"], rows=rows, n_boot=0, checkpoint_dir=ck)
+    edited = {"a": [rows["a"][0], _row("?? y", source="x", rid="a2")]}
+    again = Stoppable()
+    span_benchmark(predictors={"p": again}, datasets=["a"], rows=edited, n_boot=0, checkpoint_dir=ck)
+    assert again.seen == ["a1", "a2"] and "computing again" in capsys.readouterr().out
+    other = Oracle()
+    rep = span_benchmark(predictors={"p": other}, datasets=["a"], rows=edited, n_boot=0, checkpoint_dir=ck)
+    assert rep["sets"]["a"]["predictors"]["p"]["span"]["f1"] == 1.0  # the oracle's own predictions, not Stoppable's
+
+
+def test_an_unreadable_saved_file_is_computed_again(tmp_path, capsys):
+    rows, ck = _two_sets(), tmp_path / "partial"
+    span_benchmark(predictors={"p": Stoppable()}, datasets=["a"], rows=rows, n_boot=0, checkpoint_dir=ck)
+    (ck / "p--a.predictions.json").write_text("{not json")
+    again = Stoppable()
+    span_benchmark(predictors={"p": again}, datasets=["a"], rows=rows, n_boot=0, checkpoint_dir=ck)
+    assert again.seen == ["a1", "a2"] and "unreadable" in capsys.readouterr().out
+
+
 # ------------------------------------------------------------------ loader
 
 def _write(path: Path, rows: list[dict]) -> Path:
@@ -353,6 +419,7 @@ def test_the_cli_writes_json_and_markdown_with_the_two_baselines(tmp_path):
     assert rep["pooled"]["predictors"]["absent-words"]["span"]["f1"] == 1.0  # "Ann" is the one absent word
     md = (out / "spans.md").read_text()
     assert "| **pooled** | 10 (5) | absent-words | 1.00" in md and md in r.output
+    assert not (out / "partial").exists()  # the saved predictions go once the report is written
 
 
 def test_the_cli_limit_draws_the_same_seeded_rows(tmp_path):

@@ -429,3 +429,34 @@ def test_train_tagger_epochs_reach_the_run_config_and_zero_is_refused(tmp_path, 
     assert res.exit_code == 0 and seen["config"].epochs == TaggerTrainConfig().epochs == 2.0  # earlier recipes unchanged
     res = CliRunner().invoke(app, ["detect", "train-tagger", "--synthetic", str(syn), "--epochs", "0"])
     assert res.exit_code != 0 and "--epochs" in res.output
+
+
+def test_a_pair_tagged_again_is_not_run_through_the_model_again(monkeypatch):
+    """The pipeline and a benchmark's tagger-alone column tag the same pairs: the second call reuses the first's
+    probabilities, runs only the new pairs, hands out copies, and forgets the oldest pairs past its budget."""
+    pytest.importorskip("torch")
+    import numpy as np
+
+    import veridic.detect._tagger as tagger_mod
+    from veridic.detect import EMBEDDED_TAGGER_NAME, SpanTagger
+
+    tagger = SpanTagger(EMBEDDED_TAGGER_NAME)
+    rows: list[int] = []
+    forward = tagger.model.forward
+    monkeypatch.setattr(tagger.model, "forward", lambda **kw: rows.append(kw["input_ids"].shape[0]) or forward(**kw))
+    src = "Lionel Messi was born on 24 June 1987 in Rosario, Argentina."
+    wrong, right = "Messi was born in Madrid.", "Messi was born in 1987."
+    first = tagger.char_probabilities(sources=[src, src], claims=[wrong, right])
+    assert rows == [2] and first[0].max() > first[1].max()
+    again = tagger.char_probabilities(sources=[src, src, src], claims=[right, "Messi was born in Rome.", wrong])
+    assert rows == [2, 1]  # only the new pair ran
+    np.testing.assert_array_equal(again[0], first[1])
+    np.testing.assert_array_equal(again[2], first[0])
+    again[0][:] = 1.0  # the caller's copy, not the kept one
+    np.testing.assert_array_equal(tagger.char_probabilities(sources=[src], claims=[right])[0], first[1])
+    assert tagger.char_probabilities(sources=[src + " "], claims=[right]) and rows == [2, 1, 1]  # another source is another pair
+    monkeypatch.setattr(tagger_mod, "MEMO_CHARS", len(wrong) + len(right))
+    tagger.char_probabilities(sources=[src], claims=["Messi was born in Paris."])  # the oldest pairs go
+    assert tagger._memo_chars <= len(wrong) + len(right)
+    tagger.char_probabilities(sources=[src], claims=[wrong])
+    assert rows == [2, 1, 1, 1, 1]

@@ -53,6 +53,7 @@ from veridic.ling.lexical import tokens as lexical_tokens
 
 __all__ = [
     "SpanRow",
+    "SpanCheckpoints",
     "SPAN_DATASETS",
     "EVALUATION_SPLITS",
     "load_span_rows",
@@ -573,10 +574,113 @@ def recall_by_group(rows: Sequence[SpanRow], predictions: Sequence[Sequence[Sequ
     return out
 
 
+class SpanCheckpoints:
+    """Each predictor's predictions on each set, kept in a folder as they finish, so that a long span benchmark
+    (a base-size tagger takes hours on two cores) resumes where it was stopped instead of starting again.
+
+    A file per (predictor, set), written atomically, holds the predictions, the wall time and any abstentions
+    counted (``not_judged``). ``stamp.json`` records what the folder was computed for: each predictor's
+    :meth:`describe` and the ids and texts of the rows. A folder stamped for anything else is emptied first, with a
+    message, so predictions are never reused for another predictor or other rows.
+
+    >>> import tempfile
+    >>> r = SpanRow(id="a", dataset="demo", task="t", source="Tom met Ann.", context=None, claim="Tom met Bob.", label=0,
+    ...             spans=((8, 11, "entity"),), split="test")
+    >>> folder = tempfile.mkdtemp()
+    >>> ck = SpanCheckpoints(folder, predictors={"absent-words": AbsentWords()}, data={"demo": [r]})
+    >>> ck.save("absent-words", "demo", [[(8, 11)]], 0.5)
+    >>> SpanCheckpoints(folder, predictors={"absent-words": AbsentWords()}, data={"demo": [r]}).load("absent-words", "demo")
+    ([[(8, 11)]], 0.5)
+    """
+
+    STAMP = "stamp.json"
+
+    def __init__(self, folder: str | Path, *, predictors: Mapping[str, Any], data: Mapping[str, Sequence[SpanRow]]):
+        import hashlib
+        import json
+
+        self.folder = Path(folder)
+        self.predictors = predictors
+        rows = {name: hashlib.sha256(json.dumps([[r.id, r.source, r.claim] for r in rs]).encode()).hexdigest()
+                for name, rs in data.items()}
+        self.stamp = {"predictors": {p: _stable_description(v) for p, v in predictors.items()}, "rows": rows}
+        stamp_file = self.folder / self.STAMP
+        if stamp_file.exists():
+            try:
+                old = json.loads(stamp_file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                old = None
+            if old != self.stamp:
+                stale = sorted(self.folder.glob("*.predictions.json"))
+                print(f"span benchmark: {self.folder} holds predictions for other predictors or rows; "
+                      f"computing again (removing {len(stale)} saved files).", flush=True)
+                for f in stale:
+                    f.unlink()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        from veridic.io._atomic import atomic_write_text
+
+        atomic_write_text(stamp_file, json.dumps(self.stamp, indent=1, sort_keys=True, default=str) + "\n")
+
+    def _file(self, predictor: str, dataset: str) -> Path:
+        return self.folder / (re.sub(r"[^\w.-]+", "_", f"{predictor}--{dataset}") + ".predictions.json")
+
+    def load(self, predictor: str, dataset: str) -> tuple[list[list[tuple[int, int]]], float] | None:
+        """The saved predictions and seconds of ``predictor`` on ``dataset``, or None when not finished (or unreadable)."""
+        import json
+
+        f = self._file(predictor, dataset)
+        try:
+            got = json.loads(f.read_text(encoding="utf-8"))
+            preds = [[(int(a), int(b)) for a, b in row] for row in got["predictions"]]
+            secs, not_judged = float(got["seconds"]), int(got.get("not_judged", 0))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError):
+            print(f"span benchmark: {f} is unreadable; computing it again.", flush=True)
+            return None
+        pred = self.predictors[predictor]
+        if not_judged and hasattr(pred, "not_judged"):
+            pred.not_judged += not_judged  # the abstentions of the resumed part, so describe() counts the whole run
+        return preds, secs
+
+    def save(self, predictor: str, dataset: str, predictions: Sequence[Sequence[tuple[int, int]]], seconds: float,
+             *, not_judged: int = 0) -> None:
+        import json
+
+        from veridic.io._atomic import atomic_write_text
+
+        atomic_write_text(self._file(predictor, dataset), json.dumps(
+            {"predictor": predictor, "dataset": dataset, "seconds": seconds, "not_judged": not_judged,
+             "predictions": [[list(s) for s in row] for row in predictions]}) + "\n")
+
+    @classmethod
+    def remove(cls, folder: str | Path) -> None:
+        """Remove a folder's saved predictions and stamp (once the finished report holds what they were for)."""
+        folder = Path(folder)
+        for f in folder.glob("*.predictions.json"):
+            f.unlink()
+        (folder / cls.STAMP).unlink(missing_ok=True)
+        try:
+            folder.rmdir()
+        except OSError:
+            pass  # something else lives there: leave the folder
+
+
+def _stable_description(predictor: Any) -> Any:
+    """A predictor's :meth:`describe` without the counts that grow while it runs (``not_judged``)."""
+    import json
+
+    d = predictor.describe() if hasattr(predictor, "describe") else {"predictor": type(predictor).__name__}
+    d = json.loads(json.dumps(d, default=str))
+    if isinstance(d, dict):
+        d.pop("not_judged", None)
+    return d
+
+
 def span_benchmark(*, predictors: Mapping[str, Any], datasets: Sequence[str] = SPAN_DATASETS, data_dir: str | Path | None = None,
                    limit: int | None = None, seed: int = 0, n_boot: int = 1000, boot_seed: int = 0, progress: bool = False,
                    rows: Mapping[str, Sequence[SpanRow]] | None = None, versus: str | None = "mark-everything",
-                   group_of: Callable[[SpanRow], str] | None = None) -> dict[str, Any]:
+                   group_of: Callable[[SpanRow], str] | None = None, checkpoint_dir: str | Path | None = None) -> dict[str, Any]:
     """Score every predictor on the evaluation rows of each set in ``datasets``, and on all of them pooled.
 
     ``limit``: a seeded sample of that many rows per set (:func:`sample` with ``seed``). ``rows``: rows to use
@@ -585,7 +689,8 @@ def span_benchmark(*, predictors: Mapping[str, Any], datasets: Sequence[str] = S
     predictors, every other one also gets ``example_f1_vs``: its example F1 minus that one's, with a paired
     interval (flagging every claim already scores well on example F1, so a flagger is read against it).
     ``group_of`` names a group per row (e.g. whether the tagger saw the whole source): span P/R/F1 per group
-    (``by_group``) for every predictor.
+    (``by_group``) for every predictor. ``checkpoint_dir`` keeps each predictor's predictions on each set as
+    they finish (:class:`SpanCheckpoints`), so a run that is stopped resumes at the next unfinished pair.
 
     >>> r = SpanRow(id="a", dataset="demo", task="t", source="Tom met Ann.", context=None, claim="Tom met Bob.", label=0,
     ...             spans=((8, 11, "entity"),), split="test")
@@ -609,13 +714,21 @@ def span_benchmark(*, predictors: Mapping[str, Any], datasets: Sequence[str] = S
             raise InputError(f"Data set {name!r} has no rows to evaluate.")
     sets: dict[str, Any] = {}
     preds: dict[str, dict[str, list[list[tuple[int, int]]]]] = {p: {} for p in predictors}
+    saved = SpanCheckpoints(checkpoint_dir, predictors=predictors, data=data) if checkpoint_dir is not None else None
     for name, rs in data.items():
         sets[name] = {"rows": len(rs), "positives": sum(r.label == 0 for r in rs), "split": EVALUATION_SPLITS.get(name) or "all",
                       "with_context": sum(r.context is not None for r in rs), "predictors": {}}
         for pname, pred in predictors.items():
-            t = time.perf_counter()
-            preds[pname][name] = _run(pred, rs, progress)
-            secs = time.perf_counter() - t
+            done = saved.load(pname, name) if saved is not None else None
+            if done is not None:
+                preds[pname][name], secs = done
+            else:
+                t = time.perf_counter()
+                before = getattr(pred, "not_judged", 0)
+                preds[pname][name] = _run(pred, rs, progress)
+                secs = time.perf_counter() - t
+                if saved is not None:
+                    saved.save(pname, name, preds[pname][name], secs, not_judged=getattr(pred, "not_judged", 0) - before)
             sets[name]["predictors"][pname] = {**score_predictions(rs, preds[pname][name], n_boot=n_boot, seed=boot_seed),
                                                "seconds": round(secs, 3)}
         _extras(sets[name]["predictors"], rs, {p: preds[p][name] for p in predictors}, versus, group_of, n_boot, boot_seed)

@@ -21,8 +21,10 @@ reaches the threshold fitted on held-back training rows (stored beside the weigh
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +39,8 @@ __all__ = ["CLAIM_PIECE_TOKENS", "EMBEDDED_TAGGER_NAME", "TAGGER_FILE", "SpanTag
 TAGGER_FILE = "tagger.json"
 #: the tagger shipped inside the package (``veridic/models/<name>``), selectable by this name
 EMBEDDED_TAGGER_NAME = "veridic-tagger-minilm-l6"
+#: claim characters whose probabilities a SpanTagger keeps for pairs tagged again (float32: 16 MB)
+MEMO_CHARS = 4_000_000
 #: the longest claim piece tagged at once; the rest of the window is the source's
 CLAIM_PIECE_TOKENS = 128
 _WORD = re.compile(r"\w+(?:[-'’.]\w+)*|[^\w\s]")
@@ -240,6 +244,11 @@ class SpanTagger:
         self.tokenizer = AutoTokenizer.from_pretrained(self.dir)
         self.model = _load_model(self.dir, AutoModelForTokenClassification).to(self.device).eval()
         self._count = token_counter(self.tokenizer)
+        # The pipeline and a benchmark's tagger-alone column tag the same (source, claim) pairs; a base-size model
+        # takes most of a second per sentence on two cores, so each pair's probabilities are kept for the next call.
+        self._memo: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._memo_chars = 0
+        self._memo_state: tuple[Any, ...] | None = None
 
     def count_tokens(self, text: str) -> int:
         return self._count(text)
@@ -280,16 +289,35 @@ class SpanTagger:
                            rank_by=rank_by)
 
     def char_probabilities(self, *, sources: Sequence[str], claims: Sequence[str]) -> list[np.ndarray]:
-        """For each claim, the probability that each character is unsupported (0 for whitespace)."""
+        """For each claim, the probability that each character is unsupported (0 for whitespace).
+
+        The probabilities of the pairs last tagged (up to :data:`MEMO_CHARS` claim characters) are kept: a pair tagged again is not run through the
+        model again (its figures are those of its first run; a batch's padding moves them by float rounding at most).
+        """
         if isinstance(sources, str) or isinstance(claims, str) or len(sources) != len(claims):
             raise InputError("sources and claims must be lists of strings of the same length (one source per claim).")
-        jobs: list[tuple[int, int, int, dict[str, Any]]] = []
+        keys: list[bytes] = []
         for k, (src, clm) in enumerate(zip(sources, claims)):
             if not isinstance(src, str) or not isinstance(clm, str):
                 raise InputError(f"Pair {k}: source and claim must be strings; got {type(src).__name__} and {type(clm).__name__}.")
+            keys.append(_pair_key(src, clm))
+        # What the kept probabilities were computed with: another model or window setting makes them stale.
+        state = (self.model, self.tokenizer, self.max_length, self.piece_sentences, self.piece_context)
+        old = self._memo_state
+        if old is None or any(a is not b for a, b in zip(state[:2], old[:2])) or state[2:] != old[2:]:
+            self._memo.clear()
+            self._memo_chars, self._memo_state = 0, state
+        out = [np.zeros(len(c), dtype=np.float32) for c in claims]
+        todo = [k for k, key in enumerate(keys) if key not in self._memo]
+        for k, key in enumerate(keys):
+            if key in self._memo:
+                self._memo.move_to_end(key)
+                out[k] = self._memo[key].copy()
+        jobs: list[tuple[int, int, int, dict[str, Any]]] = []
+        for k in todo:
+            src, clm = sources[k], claims[k]
             for c, a, b in self.windows(clm):
                 jobs.append((k, c, a, self.encode(clm[c:b], src, rank_by=clm[a:b] if c < a else None)))
-        out = [np.zeros(len(c), dtype=np.float32) for c in claims]
         torch = self._torch
         for i in range(0, len(jobs), self.batch_size):
             part = jobs[i:i + self.batch_size]
@@ -301,6 +329,12 @@ class SpanTagger:
                 for t, (sid, (a, b)) in enumerate(zip(enc.sequence_ids(), enc["offset_mapping"])):
                     if sid == 0 and b > a and offset + a >= start:  # context before the piece is read, not marked
                         out[k][offset + a: offset + b] = np.maximum(out[k][offset + a: offset + b], p[t])
+        for k in todo:
+            if keys[k] not in self._memo and len(out[k]) <= MEMO_CHARS:
+                self._memo[keys[k]] = out[k].copy()
+                self._memo_chars += len(out[k])
+            while self._memo_chars > MEMO_CHARS:
+                self._memo_chars -= len(self._memo.popitem(last=False)[1])
         return out
 
     def predict(self, *, sources: Sequence[str], claims: Sequence[str]) -> list[list[TaggedSpan]]:
@@ -314,6 +348,15 @@ class SpanTagger:
 
     def describe(self) -> dict[str, Any]:
         return {"tagger": str(self.dir), "threshold": self.threshold, "max_length": self.max_length, **{k: v for k, v in self.meta.items() if k != "threshold"}}
+
+
+def _pair_key(source: str, claim: str) -> bytes:
+    """A short key of a (source, claim) pair, so the memo holds no 2 MB source."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(len(source).to_bytes(8, "little"))
+    h.update(source.encode("utf-8", "surrogatepass"))
+    h.update(claim.encode("utf-8", "surrogatepass"))
+    return h.digest()
 
 
 def _load_model(folder: Path, auto_cls: Any) -> Any:

@@ -278,7 +278,7 @@ if typer is not None:
         n_boot: int = typer.Option(1000, help="Bootstrap resamples over rows for the 95 % intervals (seed 0)."),
     ) -> None:
         """Span F1, token F1, example F1 and recall by error type on human span annotations, beside the trivial baselines."""
-        from veridic.detect._spans import BASELINES, SPAN_DATASETS, DetectorSpans, TaggerSpans, span_benchmark, write_span_report
+        from veridic.detect._spans import BASELINES, SPAN_DATASETS, DetectorSpans, SpanCheckpoints, TaggerSpans, span_benchmark, write_span_report
         from veridic.errors import InputError
 
         try:
@@ -315,9 +315,13 @@ if typer is not None:
             if tagger is not None:  # span figures where the tagger saw the whole source and where packing cut it
                 def group_of(r: Any) -> str:
                     return "source whole" if span_tagger.sees_whole_source(source=r.source, claim=r.claim) else "source cut"
+            # Each predictor's predictions on each set are kept as they finish, so a stopped run (hours for a
+            # base-size tagger) resumes at the next unfinished pair; the folder goes once the report is written.
+            partial = out / "partial"
             rep = span_benchmark(predictors=preds, datasets=sets, data_dir=data_dir, limit=limit, seed=seed, n_boot=n_boot, progress=True,
-                                 group_of=group_of)
+                                 group_of=group_of, checkpoint_dir=partial)
             js, md = write_span_report(rep, out)
+            SpanCheckpoints.remove(partial)
         except VeridicError as exc:
             _fail(exc)
             return
