@@ -337,6 +337,11 @@ class SpanTagger:
                 self._memo_chars -= len(self._memo.popitem(last=False)[1])
         return out
 
+    def forget(self) -> None:
+        """Drop the kept probabilities, so the next call runs every pair through the model (e.g. to time it)."""
+        self._memo.clear()
+        self._memo_chars = 0
+
     def predict(self, *, sources: Sequence[str], claims: Sequence[str]) -> list[list[TaggedSpan]]:
         """The unsupported spans of each claim (character offsets into the claim)."""
         probs = self.char_probabilities(sources=sources, claims=claims)
