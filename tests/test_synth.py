@@ -149,3 +149,82 @@ def test_abstractive_span_corpus_keeps_rewrites_and_marks_inserted_errors(nlp, t
     for r in wrong:
         s = r["spans"][0]
         assert r["claim"][s["start"]:s["end"]] == s["text"] and s["text"].strip() and r["claim"] not in [h for _, h in premises]
+
+
+def test_summary_span_corpus_keeps_faithful_summaries_and_edits_one_sentence_of_the_rest(nlp, tmp_path):
+    import gzip
+
+    from veridic.synth._spans import build_summary_span_corpus, eval_shingles
+
+    source = ("Angela Merkel met Emmanuel Macron in Berlin on Monday. They discussed the budget for 2024 and agreed to meet "
+              "again in Paris in March. The talks lasted four hours, officials said.")
+    faithful = ["merkel met macron in berlin on monday . they agreed to meet again in paris in march .",
+                "The two leaders talked about the budget for 2024. The talks took four hours.",
+                "Merkel and Macron met in Berlin and will meet again in Paris in March.",
+                "Officials said the talks in Berlin lasted four hours on Monday."]
+    unfaithful = "Merkel met Macron in Rome on Friday."
+    held_out = "The same sentence is in an evaluation source and is never read here at all."
+    (tmp_path / "bench").mkdir()
+    with (tmp_path / "bench" / "frank_test.jsonl").open("w") as fh:
+        for i, c in enumerate(faithful):
+            fh.write(json.dumps({"id": f"f{i}", "source": source, "claim": c, "label": 1}) + "\n")
+        fh.write(json.dumps({"id": "u", "source": source, "claim": unfaithful, "label": 0}) + "\n")
+        fh.write(json.dumps({"id": "x", "source": held_out + " More text follows.", "claim": "It is never read here.", "label": 1}) + "\n")
+        fh.write(json.dumps({"id": "dup", "source": source, "claim": faithful[1], "label": 1}) + "\n")  # the same pair again
+
+    def build(error_share):
+        out = tmp_path / f"sum-{error_share}.jsonl.gz"
+        stats = build_summary_span_corpus(data_dir=tmp_path, out=out, nlp=nlp, sets=("frank_test",), error_share=error_share,
+                                          exclude=eval_shingles([held_out]), progress=False)
+        rows = [json.loads(line) for line in gzip.open(out, "rt", encoding="utf-8")]
+        assert stats["candidates"] == 4 and stats["examples"] == len(rows)
+        assert all(r["source"] == source and (r["label"] == 1) == (not r["spans"]) for r in rows)
+        return rows
+
+    kept = build(0.0)  # the four faithful summaries, spacing tidied ("berlin on monday ." -> "monday."), nothing else
+    assert sorted(r["claim"] for r in kept) == sorted([faithful[0].replace(" .", "."), *faithful[1:]])
+    edited = build(1.0)
+    assert edited and all(len(r["spans"]) == 1 for r in edited)
+    originals = {r["claim"] for r in kept}
+    for r in edited:
+        s = r["spans"][0]
+        assert r["claim"][s["start"]:s["end"]] == s["text"] and s["text"].strip()
+        # one sentence changed inside its span only: the rest of the summary reads as before, character for character
+        base = next(o for o in originals if o[:s["start"]] == r["claim"][:s["start"]] and o.endswith(r["claim"][s["end"]:]))
+        assert base != r["claim"]
+
+
+def test_splice_edit_refuses_an_edit_that_changed_the_sentence_outside_its_span():
+    from veridic.synth._perturb import _Edit
+    from veridic.synth._spans import splice_edit
+
+    text = "Tom ran . Ann sat in Rome ."
+    assert splice_edit(text, 10, 27, _Edit("Ann sat in Paris .", (11, 16))) == ("Tom ran . Ann sat in Paris .", (21, 26))
+    assert splice_edit(text, 10, 27, _Edit("Ann sat in Paris.", (11, 16))) is None  # the generator tidied " ." away
+    assert splice_edit(text, 10, 27, _Edit("Ann sat in Rome .", None)) is None
+
+
+def test_synth_spans_cli_builds_the_summary_corpus_and_refuses_two_kinds_at_once(tmp_path):
+    import gzip
+
+    typer_testing = pytest.importorskip("typer.testing")
+    pytest.importorskip("spacy")
+    from veridic.cli import app
+
+    (tmp_path / "bench").mkdir()
+    with (tmp_path / "bench" / "frank_test.jsonl").open("w") as fh:
+        for i, claim in enumerate(["Merkel met Macron in Berlin on Monday.", "The talks in Berlin lasted four hours."]):
+            fh.write(json.dumps({"id": str(i), "source": "Merkel met Macron in Berlin on Monday. The talks lasted four hours.",
+                                 "claim": claim, "label": 1}) + "\n")
+    from veridic.synth._spans import SUMMARY_SETS
+
+    for name in SUMMARY_SETS[1:]:  # every set is read; these hold no rows
+        (tmp_path / "bench" / f"{name}.jsonl").touch()
+    run = typer_testing.CliRunner().invoke
+    out = tmp_path / "s.jsonl.gz"
+    both = run(app, ["synth", "spans", "-o", str(out), "--data", str(tmp_path), "--abstractive", "--summaries"])
+    assert both.exit_code == 2 and "choose one" in both.output and not out.exists()
+    r = run(app, ["synth", "spans", "-o", str(out), "--data", str(tmp_path), "--summaries", "--n", "2"])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(line) for line in gzip.open(out, "rt", encoding="utf-8")]
+    assert 1 <= len(rows) <= 2 and all(r["meta"]["bench_set"] == "frank_test" for r in rows)

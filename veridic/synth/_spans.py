@@ -32,8 +32,8 @@ from typing import Any
 
 from veridic.errors import ConfigError, InputError
 
-__all__ = ["ABSTRACTIVE_ERROR_SHARES", "KIND_SHARES", "SPAN_TYPES", "build_abstractive_span_corpus", "build_span_corpus", "eval_shingles",
-           "kind_share", "overlap_share", "pairs_to_examples"]
+__all__ = ["ABSTRACTIVE_ERROR_SHARES", "KIND_SHARES", "SPAN_TYPES", "SUMMARY_SETS", "build_abstractive_span_corpus", "build_span_corpus",
+           "build_summary_span_corpus", "eval_shingles", "kind_share", "overlap_share", "pairs_to_examples", "splice_edit"]
 
 #: Share of each kind among the synthetic examples (docs/preregistration/span-tagger.md, "Training data"): entity,
 #: number and date errors split as EntFA train's hallucinated entities; the other kinds follow FRANK's error-type
@@ -298,4 +298,131 @@ def build_abstractive_span_corpus(*, data_dir: str | Path, out: str | Path, nlp:
     rng.shuffle(chosen)
     stats = _write_span_rows(out, chosen, id_prefix=f"abstractive-{seed}", task="claim",
                              meta=lambda ex: {"kind": ex["kind"], "nli_set": ex["set"]})
+    return {"path": str(out), "examples": len(chosen), "by_kind": stats, "candidates": len(rows)}
+
+
+#: dev benchmark sets (``<data>/bench/<set>.jsonl``) whose faithful rows are real model summaries and dialogue
+#: responses with their own sources. WiCE dev is left out: the pipeline's settings are selected on it.
+SUMMARY_SETS = ("frank_test", "summac_factcc", "summac_polytope", "tofueval_meetb_dev", "begin2_dev", "dialfact_small")
+
+
+def splice_edit(text: str, start: int, end: int, edit: Any) -> tuple[str, tuple[int, int]] | None:
+    """``text`` with its sentence ``text[start:end]`` replaced by ``edit`` (a generator edit of that sentence) and the
+    edit's span moved into ``text``; None when the edit also changed the sentence outside its span (the generator
+    tidies spacing), which would let a reader tell an edited sentence by its form.
+
+    >>> from veridic.synth._perturb import _Edit
+    >>> splice_edit("Tom ran. Ann sat in Rome.", 9, 25, _Edit("Ann sat in Paris.", (11, 16)))
+    ('Tom ran. Ann sat in Paris.', (20, 25))
+    """
+    if edit is None or edit.span is None:
+        return None
+    a, b = edit.span
+    sent, new = text[start:end], edit.text
+    tail = len(new) - b
+    if not (0 <= a < b <= len(new)) or not new[a:b].strip() or new == sent:
+        return None
+    if new[:a] != sent[:a] or tail > len(sent) - a or new[b:] != sent[len(sent) - tail:]:
+        return None
+    replaced = sent[a:len(sent) - tail]
+    if replaced != replaced.strip():  # the edit also took a space next to its span ("Rome ." -> "Paris.")
+        return None
+    return text[:start] + new + text[end:], (start + a, start + b)
+
+
+def build_summary_span_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any, n: int | None = None, seed: int = 0,
+                              sets: Sequence[str] = SUMMARY_SETS, error_share: float = 0.5, exclude: set[int] | None = None,
+                              progress: bool = True) -> dict[str, Any]:
+    """Span examples whose claims are real model summaries and dialogue responses that people judged faithful: the
+    label-1 rows of the dev benchmark sets ``sets``, each with its own source. A share ``1 - error_share`` stays as
+    it is (no span): abstractive summaries of news, meetings and chats are what the faithful text of BUMP and
+    DiaSumFact looks like. The rest get one error of :data:`ABSTRACTIVE_ERROR_SHARES` in one of their sentences, at
+    exact characters; an entity swap puts in a name of the row's own source first (an intrinsic error, as most of
+    the summaries' are). Rows whose source shares an 8-word shingle with ``exclude`` are left out, and a claim is
+    used once. Claims are written with :func:`~veridic.synth._perturb` tidy spacing ("larger , too ." → "larger,
+    too."), so an edited sentence cannot be told by its form. ``n``: at most this many rows (default: all).
+    Written like :func:`build_span_corpus`; returns counts per kind."""
+    from veridic.synth._perturb import _tidy, perturb_sentence
+    from veridic.text import split_sentences
+
+    if n is not None and n < 1:
+        raise ConfigError(f"n must be >= 1 (or None for every usable row); got {n}.")
+    if not 0 <= error_share <= 1:
+        raise ConfigError(f"error_share must lie in [0, 1]; got {error_share}.")
+    unknown = [s for s in sets if s not in SUMMARY_SETS]
+    if unknown:
+        raise ConfigError(f"Unknown summary sets {unknown}; expected some of {list(SUMMARY_SETS)}.")
+    rows: list[tuple[str, str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for name in sets:
+        f = Path(data_dir) / "bench" / f"{name}.jsonl"
+        if not f.exists():
+            raise InputError(f"{f} not found; expected a dev benchmark set of the shared data (the bench JSONL schema).")
+        with f.open(encoding="utf-8") as fh:
+            for line in fh:
+                r = json.loads(line)
+                if r.get("label") != 1:
+                    continue
+                src, claim = str(r.get("source") or ""), _tidy(" ".join(str(r.get("claim") or "").split()))
+                if len(claim.split()) < 4 or not src.strip() or (src, claim) in seen:
+                    continue
+                seen.add((src, claim))
+                if exclude and _shingles(src) & exclude:
+                    continue
+                rows.append((name, src, claim))
+    rng = random.Random(seed)
+    rng.shuffle(rows)
+    total = len(rows) if n is None else min(n, len(rows))
+    n_err = int(round(total * error_share))
+    targets = {k: int(round(n_err * s / sum(ABSTRACTIVE_ERROR_SHARES.values()))) for k, s in ABSTRACTIVE_ERROR_SHARES.items()}
+    made: Counter[str] = Counter()
+    pool: dict[str, list[str]] = {}
+    chosen: list[dict[str, Any]] = []
+    faithful_left = total - n_err
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc="summary span rows", unit="row", mininterval=10)
+    # Only the names of a source are read from it (its entities feed the swap), so its parse runs the recogniser alone.
+    ner_only = [p for p in ("tagger", "parser", "attribute_ruler", "lemmatizer") if p in nlp.pipe_names]
+    for start in range(0, len(rows), 128):
+        if faithful_left <= 0 and all(made[k] >= t for k, t in targets.items()):
+            break
+        batch = rows[start:start + 128]
+        sdocs = list(nlp.pipe([s for _, s, _ in batch], disable=ner_only))
+        for (name, src, claim), sdoc in zip(batch, sdocs):
+            same: dict[str, list[str]] = {}
+            for e in sdoc.ents:
+                same.setdefault(e.label_, []).append(e.text)
+                pool.setdefault(e.label_, []).append(e.text)
+            open_kinds = [k for k, t in targets.items() if made[k] < t]
+            if not open_kinds or (faithful_left > 0 and rng.random() >= error_share):
+                if faithful_left > 0:
+                    chosen.append({"source": src, "claim": claim, "spans": [], "kind": "summary_faithful", "set": name})
+                    faithful_left -= 1
+                    if bar is not None:
+                        bar.update(1)
+                continue
+            sents = [s for s in split_sentences(claim) if len(s.text.split()) >= 4]
+            if not sents:
+                continue
+            sent = rng.choice(sents)
+            doc = nlp(sent.text)
+            rng.shuffle(open_kinds)
+            for kind in open_kinds:
+                spliced = splice_edit(claim, sent.start, sent.end, perturb_sentence(_GENERATOR_KINDS[kind][0], doc, rng, same, pool))
+                if spliced is None:
+                    continue
+                text, (a, b) = spliced
+                chosen.append({"source": src, "claim": text, "spans": [(a, b, kind)], "kind": f"summary_{kind}", "set": name})
+                made[kind] += 1
+                if bar is not None:
+                    bar.update(1)
+                break
+    if bar is not None:
+        bar.close()
+    rng.shuffle(chosen)
+    stats = _write_span_rows(out, chosen, id_prefix=f"summary-{seed}", task="summarization",
+                             meta=lambda ex: {"kind": ex["kind"], "bench_set": ex["set"]})
     return {"path": str(out), "examples": len(chosen), "by_kind": stats, "candidates": len(rows)}

