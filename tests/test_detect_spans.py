@@ -312,10 +312,16 @@ def test_saved_predictions_are_never_reused_for_other_rows_or_another_predictor(
 def test_an_unreadable_saved_file_is_computed_again(tmp_path, capsys):
     rows, ck = _two_sets(), tmp_path / "partial"
     span_benchmark(predictors={"p": Stoppable()}, datasets=["a"], rows=rows, n_boot=0, checkpoint_dir=ck)
+    saved = (ck / "p--a.predictions.json").read_text()
     (ck / "p--a.predictions.json").write_text("{not json")
     again = Stoppable()
     span_benchmark(predictors={"p": again}, datasets=["a"], rows=rows, n_boot=0, checkpoint_dir=ck)
     assert again.seen == ["a1", "a2"] and "unreadable" in capsys.readouterr().out
+    short = json.loads(saved)
+    (ck / "p--a.predictions.json").write_text(json.dumps({**short, "predictions": short["predictions"][:1]}))
+    third = Stoppable()
+    span_benchmark(predictors={"p": third}, datasets=["a"], rows=rows, n_boot=0, checkpoint_dir=ck)
+    assert third.seen == ["a1", "a2"] and "holds 1 rows, not 2" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------ loader

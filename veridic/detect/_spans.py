@@ -601,6 +601,7 @@ class SpanCheckpoints:
 
         self.folder = Path(folder)
         self.predictors = predictors
+        self.sizes = {name: len(rs) for name, rs in data.items()}
         rows = {name: hashlib.sha256(json.dumps([[r.id, r.source, r.claim] for r in rs]).encode()).hexdigest()
                 for name, rs in data.items()}
         self.stamp = {"predictors": {p: _stable_description(v) for p, v in predictors.items()}, "rows": rows}
@@ -637,6 +638,9 @@ class SpanCheckpoints:
             return None
         except (OSError, ValueError, KeyError, TypeError):
             print(f"span benchmark: {f} is unreadable; computing it again.", flush=True)
+            return None
+        if dataset in self.sizes and len(preds) != self.sizes[dataset]:
+            print(f"span benchmark: {f} holds {len(preds)} rows, not {self.sizes[dataset]}; computing it again.", flush=True)
             return None
         pred = self.predictors[predictor]
         if not_judged and hasattr(pred, "not_judged"):
