@@ -191,6 +191,46 @@ def _write_span_rows(out: str | Path, examples: Sequence[dict[str, Any]], *, id_
     return dict(sorted(Counter(ex["kind"] for ex in examples).items()))
 
 
+class _ErrorQuota:
+    """How many rows of each kind a builder still needs: ``total`` rows, ``error_share`` of them with one error of
+    :data:`ABSTRACTIVE_ERROR_SHARES` (in those shares), the rest faithful; with a progress bar over the rows made."""
+
+    def __init__(self, total: int, error_share: float, *, desc: str, progress: bool):
+        n_err = int(round(total * error_share))
+        self.error_share = error_share
+        self.targets = {k: int(round(n_err * s / sum(ABSTRACTIVE_ERROR_SHARES.values()))) for k, s in ABSTRACTIVE_ERROR_SHARES.items()}
+        self.made: Counter[str] = Counter()
+        self.faithful_left = total - n_err
+        self.bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, unit="row", mininterval=10)
+
+    def full(self) -> bool:
+        return self.faithful_left <= 0 and all(self.made[k] >= t for k, t in self.targets.items())
+
+    def open_kinds(self) -> list[str]:
+        return [k for k, t in self.targets.items() if self.made[k] < t]
+
+    def wants_error(self, open_kinds: Sequence[str], rng: random.Random) -> bool:
+        """Whether the next row gets an error (draws from ``rng`` only while both kinds of row are still wanted)."""
+        return bool(open_kinds) and (self.faithful_left <= 0 or rng.random() < self.error_share)
+
+    def count(self, kind: str | None) -> None:
+        """One row made: faithful (``None``) or with an error of ``kind``."""
+        if kind is None:
+            self.faithful_left -= 1
+        else:
+            self.made[kind] += 1
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 #: error kinds inserted into abstractive claims, with their shares among the erroneous half (the kinds of
 #: :data:`KIND_SHARES` that edit one sentence, in the same proportions; an addition needs a second sentence)
 ABSTRACTIVE_ERROR_SHARES: dict[str, float] = {"entity": 0.175, "number": 0.092, "relation": 0.124, "antonym": 0.034, "negation": 0.034}
@@ -248,20 +288,12 @@ def build_abstractive_span_corpus(*, data_dir: str | Path, out: str | Path, nlp:
     rows = [r for r in rows if not (r[1] in seen or seen.add(r[1]))]  # type: ignore[func-returns-value]
     rng = random.Random(seed)
     rng.shuffle(rows)
-    n_err = int(round(n * error_share))
-    targets = {k: int(round(n_err * s / sum(ABSTRACTIVE_ERROR_SHARES.values()))) for k, s in ABSTRACTIVE_ERROR_SHARES.items()}
-    made: Counter[str] = Counter()
+    quota = _ErrorQuota(n, error_share, desc="abstractive span rows", progress=progress)
     pool: dict[str, list[str]] = {}
     chosen: list[dict[str, Any]] = []
-    faithful_left = n - n_err
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=n, desc="abstractive span rows", unit="row", mininterval=10)
     # Parse in batches: premise entities feed the entity swap (same-document names first, then any seen so far).
     for start in range(0, len(rows), 256):
-        if faithful_left <= 0 and all(made[k] >= t for k, t in targets.items()):
+        if quota.full():
             break
         batch = rows[start:start + 256]
         hdocs = list(nlp.pipe([h for _, _, h in batch]))
@@ -271,14 +303,11 @@ def build_abstractive_span_corpus(*, data_dir: str | Path, out: str | Path, nlp:
             for e in pdoc.ents:
                 same.setdefault(e.label_, []).append(e.text)
                 pool.setdefault(e.label_, []).append(e.text)
-            open_kinds = [k for k, t in targets.items() if made[k] < t]
-            want_error = open_kinds and (faithful_left <= 0 or rng.random() < error_share)
-            if not want_error:
-                if faithful_left > 0:
+            open_kinds = quota.open_kinds()
+            if not quota.wants_error(open_kinds, rng):
+                if quota.faithful_left > 0:
                     chosen.append({"source": prem, "claim": hyp, "spans": [], "kind": "abstractive_faithful", "set": name})
-                    faithful_left -= 1
-                    if bar is not None:
-                        bar.update(1)
+                    quota.count(None)
                 continue
             rng.shuffle(open_kinds)
             for kind in open_kinds:
@@ -289,12 +318,9 @@ def build_abstractive_span_corpus(*, data_dir: str | Path, out: str | Path, nlp:
                 if b <= a or not edit.text[a:b].strip():
                     continue
                 chosen.append({"source": prem, "claim": edit.text, "spans": [(a, b, kind)], "kind": f"abstractive_{kind}", "set": name})
-                made[kind] += 1
-                if bar is not None:
-                    bar.update(1)
+                quota.count(kind)
                 break
-    if bar is not None:
-        bar.close()
+    quota.close()
     rng.shuffle(chosen)
     stats = _write_span_rows(out, chosen, id_prefix=f"abstractive-{seed}", task="claim",
                              meta=lambda ex: {"kind": ex["kind"], "nli_set": ex["set"]})
@@ -372,22 +398,13 @@ def build_summary_span_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any
                 rows.append((name, src, claim))
     rng = random.Random(seed)
     rng.shuffle(rows)
-    total = len(rows) if n is None else min(n, len(rows))
-    n_err = int(round(total * error_share))
-    targets = {k: int(round(n_err * s / sum(ABSTRACTIVE_ERROR_SHARES.values()))) for k, s in ABSTRACTIVE_ERROR_SHARES.items()}
-    made: Counter[str] = Counter()
+    quota = _ErrorQuota(len(rows) if n is None else min(n, len(rows)), error_share, desc="summary span rows", progress=progress)
     pool: dict[str, list[str]] = {}
     chosen: list[dict[str, Any]] = []
-    faithful_left = total - n_err
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=total, desc="summary span rows", unit="row", mininterval=10)
     # Only the names of a source are read from it (its entities feed the swap), so its parse runs the recogniser alone.
     ner_only = [p for p in ("tagger", "parser", "attribute_ruler", "lemmatizer") if p in nlp.pipe_names]
     for start in range(0, len(rows), 128):
-        if faithful_left <= 0 and all(made[k] >= t for k, t in targets.items()):
+        if quota.full():
             break
         batch = rows[start:start + 128]
         sdocs = list(nlp.pipe([s for _, s, _ in batch], disable=ner_only))
@@ -396,13 +413,11 @@ def build_summary_span_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any
             for e in sdoc.ents:
                 same.setdefault(e.label_, []).append(e.text)
                 pool.setdefault(e.label_, []).append(e.text)
-            open_kinds = [k for k, t in targets.items() if made[k] < t]
-            if not open_kinds or (faithful_left > 0 and rng.random() >= error_share):
-                if faithful_left > 0:
+            open_kinds = quota.open_kinds()
+            if not quota.wants_error(open_kinds, rng):
+                if quota.faithful_left > 0:
                     chosen.append({"source": src, "claim": claim, "spans": [], "kind": "summary_faithful", "set": name})
-                    faithful_left -= 1
-                    if bar is not None:
-                        bar.update(1)
+                    quota.count(None)
                 continue
             sents = [s for s in split_sentences(claim) if len(s.text.split()) >= 4]
             if not sents:
@@ -416,12 +431,9 @@ def build_summary_span_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any
                     continue
                 text, (a, b) = spliced
                 chosen.append({"source": src, "claim": text, "spans": [(a, b, kind)], "kind": f"summary_{kind}", "set": name})
-                made[kind] += 1
-                if bar is not None:
-                    bar.update(1)
+                quota.count(kind)
                 break
-    if bar is not None:
-        bar.close()
+    quota.close()
     rng.shuffle(chosen)
     stats = _write_span_rows(out, chosen, id_prefix=f"summary-{seed}", task="summarization",
                              meta=lambda ex: {"kind": ex["kind"], "bench_set": ex["set"]})
