@@ -191,6 +191,16 @@ def _write_span_rows(out: str | Path, examples: Sequence[dict[str, Any]], *, id_
     return dict(sorted(Counter(ex["kind"] for ex in examples).items()))
 
 
+def _names_by_label(doc: Any, pool: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The entity names of a parsed source by label (an entity swap's first choices), also added to ``pool`` (the
+    names seen so far, its fallback)."""
+    same: dict[str, list[str]] = {}
+    for e in doc.ents:
+        same.setdefault(e.label_, []).append(e.text)
+        pool.setdefault(e.label_, []).append(e.text)
+    return same
+
+
 class _ErrorQuota:
     """How many rows of each kind a builder still needs: ``total`` rows, ``error_share`` of them with one error of
     :data:`ABSTRACTIVE_ERROR_SHARES` (in those shares), the rest faithful; with a progress bar over the rows made."""
@@ -299,10 +309,7 @@ def build_abstractive_span_corpus(*, data_dir: str | Path, out: str | Path, nlp:
         hdocs = list(nlp.pipe([h for _, _, h in batch]))
         pdocs = list(nlp.pipe([p for _, p, _ in batch]))
         for (name, prem, hyp), hdoc, pdoc in zip(batch, hdocs, pdocs):
-            same: dict[str, list[str]] = {}
-            for e in pdoc.ents:
-                same.setdefault(e.label_, []).append(e.text)
-                pool.setdefault(e.label_, []).append(e.text)
+            same = _names_by_label(pdoc, pool)
             open_kinds = quota.open_kinds()
             if not quota.wants_error(open_kinds, rng):
                 if quota.faithful_left > 0:
@@ -409,10 +416,7 @@ def build_summary_span_corpus(*, data_dir: str | Path, out: str | Path, nlp: Any
         batch = rows[start:start + 128]
         sdocs = list(nlp.pipe([s for _, s, _ in batch], disable=ner_only))
         for (name, src, claim), sdoc in zip(batch, sdocs):
-            same: dict[str, list[str]] = {}
-            for e in sdoc.ents:
-                same.setdefault(e.label_, []).append(e.text)
-                pool.setdefault(e.label_, []).append(e.text)
+            same = _names_by_label(sdoc, pool)
             open_kinds = quota.open_kinds()
             if not quota.wants_error(open_kinds, rng):
                 if quota.faithful_left > 0:
