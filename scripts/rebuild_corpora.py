@@ -67,8 +67,8 @@ CORPORA: tuple[Corpus, ...] = (
            ("synth", "spans", "--abstractive", "-o", "{out}", "--n", "6000", "--seed", "0"), 5_669,
            "span-tagger.md, second recipe (read by the third recipe)", "7242951b411c6906"),
     Corpus("tagger-summaries", "span-tagger-v5/summary-spans.jsonl.gz", "3e13d2a",
-           ("synth", "spans", "--summaries", "-o", "{out}", "--n", "4000", "--seed", "0"), None,
-           "span-tagger.md, fifth recipe"),
+           ("synth", "spans", "--summaries", "-o", "{out}", "--n", "4000", "--seed", "0"), 1_922,
+           "span-tagger.md, fifth recipe", "d8ebb7d479bec54c"),
 )
 BY_NAME = {c.name: c for c in CORPORA}
 
