@@ -1,11 +1,14 @@
 """Cost of the span tagger beside the default scorer, per passage, on 2 cores (docs/preregistration/span-tagger.md).
 
     python benchmarks/tagger_cost.py --tagger ~/.cache/veridic/train/span-tagger-v1/final [--rows 200] [--repeats 3]
+    python benchmarks/tagger_cost.py --tagger veridic-tagger-mpnet-base --also-model veridic-nli-mpnet-base
 
 Both models are loaded first; then the same seeded sample of the span evaluation rows (seed 0, pooled over the
 three sets) goes through the tagger and through ``veridic.load_scorer()`` (``hybrid`` on the embedded model,
 backend ``auto``) in alternating runs in one process, so both meet the same load. Prints the median seconds per
-passage of each and their ratio as JSON.
+passage of each and their ratio as JSON. ``--also-model NAME`` (repeatable) times the same scorer on another model
+in the same alternation (a base-size tagger's cost beside the accurate tier's, say); its ratio is
+``tagger_over[NAME]``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--also-model", action="append", default=[], metavar="NAME",
+                    help="also time the scorer on this model (a shipped name or a folder); repeatable")
     args = ap.parse_args()
 
     import veridic
@@ -35,20 +40,25 @@ def main() -> int:
     rows = rows[: args.rows]
     sources, claims = [r.source for r in rows], [r.claim for r in rows]
     tagger = SpanTagger(args.tagger)
-    scorer = veridic.load_scorer()
+    scorers = {"scorer": veridic.load_scorer(), **{m: veridic.load_scorer(model=m) for m in args.also_model}}
     tagger.predict(sources=sources[:4], claims=claims[:4])  # warm-up: first calls allocate
-    scorer.score(sources=sources[:4], claims=claims[:4])
-    times: dict[str, list[float]] = {"tagger": [], "scorer": []}
+    for sc in scorers.values():
+        sc.score(sources=sources[:4], claims=claims[:4])
+    runs = {"tagger": lambda: tagger.predict(sources=sources, claims=claims),
+            **{k: (lambda sc=sc: sc.score(sources=sources, claims=claims)) for k, sc in scorers.items()}}
+    times: dict[str, list[float]] = {k: [] for k in runs}
     for _ in range(args.repeats):
-        for name, run in (("tagger", lambda: tagger.predict(sources=sources, claims=claims)),
-                          ("scorer", lambda: scorer.score(sources=sources, claims=claims))):
+        for name, run in runs.items():
             tagger.forget()  # each repeat tags every pair again, not from the tagger's kept probabilities
             t = time.perf_counter()
             run()
             times[name].append((time.perf_counter() - t) / len(rows))
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(json.dumps({"rows": len(rows), "repeats": args.repeats, "seconds_per_passage": med, "runs": times,
-                      "tagger_over_scorer": med["tagger"] / med["scorer"], "scorer": scorer.describe().get("name")}, indent=1))
+    out = {"rows": len(rows), "repeats": args.repeats, "seconds_per_passage": med, "runs": times,
+           "tagger_over_scorer": med["tagger"] / med["scorer"], "scorer": scorers["scorer"].describe().get("name")}
+    if args.also_model:
+        out["tagger_over"] = {m: med["tagger"] / med[m] for m in args.also_model}
+    print(json.dumps(out, indent=1))
     return 0
 
 

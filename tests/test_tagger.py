@@ -257,6 +257,27 @@ def test_the_shipped_tagger_marks_what_the_source_lacks_and_leaves_supported_cla
     assert marked == [["45"], ["Renzo Piano"], [], []]
 
 
+def test_the_base_size_tagger_ships_beside_the_default_and_marks_the_same_errors():
+    """The base-size tagger is selected by name only; the default stays the MiniLM-L6 one."""
+    pytest.importorskip("torch")
+    from veridic.detect import EMBEDDED_TAGGER_NAME, SpanTagger
+    from veridic.detect._tagger import embedded_taggers, resolve_tagger_path
+    from veridic.nli.packed import is_packed
+
+    assert embedded_taggers() == [EMBEDDED_TAGGER_NAME, "veridic-tagger-mpnet-base"]
+    assert resolve_tagger_path("embedded").name == EMBEDDED_TAGGER_NAME
+    tagger = SpanTagger("veridic-tagger-mpnet-base")
+    assert is_packed(tagger.dir) and tagger.meta["finished"] and tagger.threshold == 0.15
+    assert tagger.piece_sentences == 1 and tagger.meta["pipeline"] == {"content_words": True, "fixes_explain": True}
+    claims = ["The antenna cost about 45 million euros.", "The station was designed by the architect Renzo Piano.",
+              "The new antenna is in Malargüe, Argentina.", "The antenna is in Argentina and cost 33 million euros."]
+    marked = [[s.text for s in spans] for spans in tagger.predict(sources=[_ESA] * len(claims), claims=claims)]
+    assert marked == [["45"], ["Renzo Piano"], [], []]
+    first = tagger.char_probabilities(sources=[_ESA] * 2, claims=claims[:2])
+    tagger.forget()  # computed again by the model, not served from the kept probabilities
+    assert all(np.array_equal(a, b) for a, b in zip(first, tagger.char_probabilities(sources=[_ESA] * 2, claims=claims[:2])))
+
+
 def test_shipped_taggers_resolve_by_name_and_an_unknown_name_lists_the_shipped_ones(tmp_path, monkeypatch):
     from veridic.detect._tagger import EMBEDDED_TAGGER_NAME, embedded_taggers, resolve_tagger_path
     from veridic.errors import ModelLoadError
