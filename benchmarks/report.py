@@ -2,7 +2,7 @@
 
     python benchmarks/report.py                 # render docs/report.md from benchmarks/results/ (seconds)
     python benchmarks/report.py --run           # re-run every measurement first (about 25 min on 2 busy CPU cores), then render
-    python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, accurate, distill, commercial, spans, speed), then render
+    python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, accurate, distill, commercial, spans, spans-mpnet, speed), then render
     python benchmarks/report.py --check         # fail when docs/report.md differs from what the result files give
 
 Each measurement is one or two commands (listed in MEASUREMENTS and printed on the page beside its
@@ -74,6 +74,14 @@ def measurements() -> list[Measurement]:
             "spans",
             "Span detection on human span annotations (every evaluation row of EntFA test, BUMP and DiaSumFact), WiCE tokens, the detector's suite and the tagger's cost: the shipped tagger and pipeline beside the detector and two baselines that read no meaning.",
             (("python", "benchmarks/tagger_eval.py", "--tagger", "veridic-tagger-minilm-l6", "--force", "-o", str(RUNS / "spans")),),
+            keep=("spans.json", "wice.json", "suite.json", "cost.json"),
+        ),
+        Measurement(
+            "spans-mpnet",
+            "The same span evaluation for the base-size tagger shipped beside the default (`veridic-tagger-mpnet-base`), "
+            "its cost beside the default scorer's and the accurate tier's.",
+            (("python", "benchmarks/tagger_eval.py", "--tagger", "veridic-tagger-mpnet-base", "--cost-also-model", ACCURATE_MODEL_NAME,
+              "-o", str(RUNS / "spans-mpnet")),),
             keep=("spans.json", "wice.json", "suite.json", "cost.json"),
         ),
         Measurement(
@@ -282,8 +290,6 @@ def _speed(lines: list[str]) -> None:
 
 
 def _spans(lines: list[str]) -> None:
-    from veridic.detect._spans import render_markdown
-
     meta, rep = _load("spans", "meta.json"), _load("spans", "spans.json")
     lines += ["## Span detection on human annotations", "",
               "Which characters of a generated text are unsupported, against human span annotations of real model output "
@@ -301,28 +307,48 @@ def _spans(lines: list[str]) -> None:
                   "as registered in [preregistration/span-tagger.md](preregistration/span-tagger.md)); *pipeline* is the "
                   "detector as it ships: the tagger proposes, the rules and the hybrid judge confirm, type and fix "
                   "(`veridic detect`).", ""]
-    lines += [*render_markdown(rep).rstrip().splitlines(), ""]
-    if (RESULTS / "spans" / "wice.json").exists():
-        _spans_targets(lines, rep)
-        _spans_wice(lines, _load("spans", "wice.json"))
-    if (RESULTS / "spans" / "suite.json").exists():
-        _spans_suite(lines, _load("spans", "suite.json"))
-    if (RESULTS / "spans" / "cost.json").exists():
-        c = _load("spans", "cost.json")
-        sp = c["seconds_per_passage"]
-        lines += [f"**Cost** ({c['rows']} evaluation rows, both models loaded first, median of {c['repeats']} alternating runs in one "
-                  f"process, 2 cores): the tagger {sp['tagger']:.3f} s per passage, the default scorer (`{c['scorer']}`) "
-                  f"{sp['scorer']:.3f} s: **{c['tagger_over_scorer']:.2f}×** (target ≤ 2×).", ""]
+    _span_tables(lines, "spans", rep)
     lines += _commands(meta) + [""]
+
+
+def _spans_mpnet(lines: list[str]) -> None:
+    meta, rep = _load("spans-mpnet", "meta.json"), _load("spans-mpnet", "spans.json")
+    lines += ["### The base-size tagger", "",
+              "`veridic-tagger-mpnet-base`: the same token classification on the accurate tier's MPNet-base encoder (109.5 M "
+              "parameters; model card: `veridic/models/veridic-tagger-mpnet-base/README.md`), "
+              "registered and scored once as the fourth recipe of [preregistration/span-tagger.md](preregistration/span-tagger.md). "
+              "It failed only the cost condition, so it ships beside the default tagger: `--tagger veridic-tagger-mpnet-base`. "
+              "*tagger* and *pipeline* below are this tagger alone and the detector with it.", ""]
+    _span_tables(lines, "spans-mpnet", rep)
+    lines += _commands(meta) + [""]
+
+
+def _span_tables(lines: list[str], name: str, rep: dict) -> None:
+    """The span table, the registered targets, WiCE, the suite and the cost of one tagger's results folder."""
+    from veridic.detect._spans import render_markdown
+
+    lines += [*render_markdown(rep).rstrip().splitlines(), ""]
+    if (RESULTS / name / "wice.json").exists():
+        _spans_targets(lines, rep, name)
+        _spans_wice(lines, _load(name, "wice.json"))
+    if (RESULTS / name / "suite.json").exists():
+        _spans_suite(lines, _load(name, "suite.json"))
+    if (RESULTS / name / "cost.json").exists():
+        c = _load(name, "cost.json")
+        sp = c["seconds_per_passage"]
+        beside = "".join(f"; the scorer on `{m}` {sp[m]:.3f} s (the tagger {r:.2f}× that)" for m, r in c.get("tagger_over", {}).items())
+        lines += [f"**Cost** ({c['rows']} evaluation rows, the models loaded first, median of {c['repeats']} alternating runs in one "
+                  f"process, 2 cores): the tagger {sp['tagger']:.3f} s per passage, the default scorer (`{c['scorer']}`) "
+                  f"{sp['scorer']:.3f} s: **{c['tagger_over_scorer']:.2f}×** (target ≤ 2×){beside}.", ""]
 
 
 def _met(ok: bool) -> str:
     return "**met**" if ok else "missed"
 
 
-def _spans_targets(lines: list[str], rep: dict) -> None:
+def _spans_targets(lines: list[str], rep: dict, folder: str = "spans") -> None:
     """The registered targets, met or missed, for the tagger and the pipeline."""
-    wice = _load("spans", "wice.json")
+    wice = _load(folder, "wice.json")
     who = [p for p in ("tagger", "pipeline") if p in rep["pooled"]["predictors"]]
     lines += ["**Registered targets** (each beside the best trivial baseline):", "",
               "| figure | target | " + " | ".join(who) + " |", "|---|---|" + "---|" * len(who)]
@@ -345,8 +371,8 @@ def _spans_targets(lines: list[str], rep: dict) -> None:
     base = t[who[0]]["baseline_all_tokens"]["f1"]
     lines.append(f"| WiCE test, non-supported token F1 | ≥ {base:.3f} + 0.10 = {base + 0.10:.3f} | "
                  + " | ".join(f"{t[p]['f1']:.3f} {_met(t[p]['f1'] >= base + 0.10)}" for p in who) + " |")
-    if (RESULTS / "spans" / "cost.json").exists():
-        r = _load("spans", "cost.json")["tagger_over_scorer"]
+    if (RESULTS / folder / "cost.json").exists():
+        r = _load(folder, "cost.json")["tagger_over_scorer"]
         lines.append(f"| cost per passage | ≤ 2 × the default scorer | {r:.2f}× {_met(r <= 2)} |" + " (the tagger's; the pipeline also runs the detector) |" * (len(who) > 1))
     lines += ["", "The example-F1 target is met by flagging every claim, so it shows no skill alone: the difference against "
               "mark-everything (paired bootstrap over rows) and the balanced accuracy (0.5 for any constant flag) stand beside it.", ""]
@@ -499,7 +525,7 @@ def render() -> str:
              "load tests) are in the [development log](history/benchmarks-log.md) with their commands, and "
              "`benchmarks/README.md` in the repository lists the script behind each.", ""]
     for name, fn in (("dev", _dev), ("contrast", _contrast), ("binding", _binding), ("accurate", _accurate), ("distill", _distill), ("commercial", _commercial), ("spans", _spans),
-                     ("speed", _speed)):
+                     ("spans-mpnet", _spans_mpnet), ("speed", _speed)):
         if (RESULTS / name / "meta.json").is_file():
             fn(lines)
         else:

@@ -12,7 +12,7 @@ Steps (``--steps``, comma-separated; default all), each beside trivial baselines
 - ``suite``: the detector's contrast suite for today's detector and the pipeline, with the audit of every
   suggested edit → ``suite.json``;
 - ``cost``: seconds per passage of the tagger and of the default scorer on the same 200 rows
-  (``benchmarks/tagger_cost.py``) → ``cost.json``.
+  (``benchmarks/tagger_cost.py``; ``--cost-also-model NAME`` times the scorer on that model too) → ``cost.json``.
 
 Each finished step is kept in ``OUT/<step>.json`` and reused, so a run cut short resumes at the next step. OUT is
 stamped with the tagger it measured (its folder and a fingerprint of its files, ``tagger.json`` with its thresholds and
@@ -95,8 +95,9 @@ def suite(*, tagger: str, out: Path) -> dict:
     return res
 
 
-def cost(*, tagger: str) -> dict:
-    line = [x for x in _run([sys.executable, "benchmarks/tagger_cost.py", "--tagger", tagger]).splitlines() if x.strip()]
+def cost(*, tagger: str, also: list[str]) -> dict:
+    extra = [a for m in also for a in ("--also-model", m)]
+    line = [x for x in _run([sys.executable, "benchmarks/tagger_cost.py", "--tagger", tagger, *extra]).splitlines() if x.strip()]
     return json.loads("\n".join(line))
 
 
@@ -107,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", default=",".join(STEPS))
     ap.add_argument("-o", "--out", type=Path, default=Path("runs/report/spans"))
     ap.add_argument("--force", action="store_true", help="recompute every step, even those whose results OUT already holds")
+    ap.add_argument("--cost-also-model", action="append", default=[], metavar="NAME",
+                    help="the cost step also times the scorer on this model (e.g. the accurate tier beside a base-size tagger)")
     args = ap.parse_args(argv)
     try:
         steps = parse_steps(args.steps, STEPS)
@@ -114,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(str(exc))
     args.out.mkdir(parents=True, exist_ok=True)
     run = {"spans": lambda: spans(tagger=args.tagger, out=args.out), "wice": lambda: wice(tagger=args.tagger, data=args.wice, out=args.out),
-           "suite": lambda: suite(tagger=args.tagger, out=args.out), "cost": lambda: cost(tagger=args.tagger)}
+           "suite": lambda: suite(tagger=args.tagger, out=args.out), "cost": lambda: cost(tagger=args.tagger, also=args.cost_also_model)}
     run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force, stamp={**tagger_stamp(args.tagger), "judge": model_stamp(EMBEDDED_MODEL_NAME)}, inner=INNER)
     print(json.dumps({"tagger": args.tagger, "out": str(args.out), "steps": [s for s in STEPS if (args.out / f"{s}.json").exists()]}))
     return 0
