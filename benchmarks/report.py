@@ -319,6 +319,10 @@ def _spans_mpnet(lines: list[str]) -> None:
               "registered and scored once as the fourth recipe of [preregistration/span-tagger.md](preregistration/span-tagger.md). "
               "It failed only the cost condition, so it ships beside the default tagger: `--tagger veridic-tagger-mpnet-base`. "
               "*tagger* and *pipeline* below are this tagger alone and the detector with it.", ""]
+    where = rep["predictors"].get("tagger", {}).get("tagger", {}).get("tagger", "")
+    if where and not where.endswith("veridic/models/veridic-tagger-mpnet-base"):
+        lines += [f"The span table was measured on the same files at `{where}`, before they moved into the package "
+                  "(the registered scoring); the other steps read them in the package.", ""]
     _span_tables(lines, "spans-mpnet", rep)
     lines += _commands(meta) + [""]
 
