@@ -67,9 +67,9 @@ def test_a_present_corpus_that_differs_is_reported_not_rebuilt(rc, tmp_path):
 
 
 def test_the_registered_entries_and_the_command_line(rc, capsys):
-    assert set(rc.BY_NAME) == {"accurate-contrast", "accurate-frames", "tagger-synthetic", "tagger-abstractive"}
+    assert set(rc.BY_NAME) == {"accurate-contrast", "accurate-frames", "tagger-synthetic", "tagger-abstractive", "tagger-summaries"}
     assert all(c.rows for c in rc.CORPORA) and all("{out}" in c.args for c in rc.CORPORA)
-    assert rc.main(["--list"]) == 0 and capsys.readouterr().out.count("missing") == 4
+    assert rc.main(["--list"]) == 0 and capsys.readouterr().out.count("missing") == 5
     with pytest.raises(SystemExit):
         rc.main(["no-such-corpus"])
     assert "unknown corpus 'no-such-corpus'" in capsys.readouterr().err
