@@ -322,7 +322,10 @@ def _spans_mpnet(lines: list[str]) -> None:
     where = rep["predictors"].get("tagger", {}).get("tagger", {}).get("tagger", "")
     if where and not where.endswith("veridic/models/veridic-tagger-mpnet-base"):
         lines += [f"The span table was measured on the same files at `{where}`, before they moved into the package "
-                  "(the registered scoring); the other steps read them in the package.", ""]
+                  "(the registered scoring).", ""]
+    if not (RESULTS / "spans-mpnet" / "wice.json").exists():
+        lines += ["Its WiCE, detector-suite and cost figures, read in the same registered scoring, are in its model card and "
+                  "the pre-registration (\"v4: result\"); `python benchmarks/report.py --run spans-mpnet` measures them here.", ""]
     _span_tables(lines, "spans-mpnet", rep)
     lines += _commands(meta) + [""]
 
