@@ -330,18 +330,18 @@ def _spans_mpnet(lines: list[str]) -> None:
     lines += _commands(meta) + [""]
 
 
-def _span_tables(lines: list[str], name: str, rep: dict) -> None:
+def _span_tables(lines: list[str], folder: str, rep: dict) -> None:
     """The span table, the registered targets, WiCE, the suite and the cost of one tagger's results folder."""
     from veridic.detect._spans import render_markdown
 
     lines += [*render_markdown(rep).rstrip().splitlines(), ""]
-    if (RESULTS / name / "wice.json").exists():
-        _spans_targets(lines, rep, name)
-        _spans_wice(lines, _load(name, "wice.json"))
-    if (RESULTS / name / "suite.json").exists():
-        _spans_suite(lines, _load(name, "suite.json"))
-    if (RESULTS / name / "cost.json").exists():
-        c = _load(name, "cost.json")
+    if (RESULTS / folder / "wice.json").exists():
+        _spans_targets(lines, rep, folder)
+        _spans_wice(lines, _load(folder, "wice.json"))
+    if (RESULTS / folder / "suite.json").exists():
+        _spans_suite(lines, _load(folder, "suite.json"))
+    if (RESULTS / folder / "cost.json").exists():
+        c = _load(folder, "cost.json")
         sp = c["seconds_per_passage"]
         beside = "".join(f"; the scorer on `{m}` {sp[m]:.3f} s (the tagger {r:.2f}× that)" for m, r in c.get("tagger_over", {}).items())
         lines += [f"**Cost** ({c['rows']} evaluation rows, the models loaded first, median of {c['repeats']} alternating runs in one "
@@ -353,7 +353,7 @@ def _met(ok: bool) -> str:
     return "**met**" if ok else "missed"
 
 
-def _spans_targets(lines: list[str], rep: dict, folder: str = "spans") -> None:
+def _spans_targets(lines: list[str], rep: dict, folder: str) -> None:
     """The registered targets, met or missed, for the tagger and the pipeline."""
     wice = _load(folder, "wice.json")
     who = [p for p in ("tagger", "pipeline") if p in rep["pooled"]["predictors"]]
