@@ -145,6 +145,48 @@ def test_a_bad_piece_setting_in_tagger_json_is_refused_with_what_to_do(tmp_path)
             SpanTagger(tmp_path)
 
 
+def test_a_bad_dtype_is_refused_with_the_values_it_takes(tmp_path):
+    pytest.importorskip("torch")
+    from veridic.detect._tagger import SpanTagger
+
+    (tmp_path / "tagger.json").write_text(json.dumps({"threshold": 0.3, "dtype": "fp8"}))
+    with pytest.raises(ConfigError, match=r"tagger.json: dtype must be one of float32, bfloat16, auto; got 'fp8'"):
+        SpanTagger(tmp_path)
+    (tmp_path / "tagger.json").write_text(json.dumps({"threshold": 0.3}))
+    with pytest.raises(ConfigError, match=r"^dtype must be one of .*got 'int8'"):
+        SpanTagger(tmp_path, dtype="int8")
+
+
+def test_bf16_marks_what_fp32_marks_and_is_chosen_by_tagger_json_or_by_the_caller(tmp_path):
+    """bf16 autocast (as the tagger was trained) moves a character's probability by rounding, not its spans; the
+    setting travels in ``tagger.json`` and shows in ``describe()``, so a benchmark stamp tells the two apart."""
+    pytest.importorskip("torch")
+    import shutil
+
+    from veridic.detect import EMBEDDED_TAGGER_NAME, SpanTagger
+    from veridic.detect._tagger import resolve_tagger_path
+    from veridic.device import cpu_supports_bf16
+
+    folder = tmp_path / "auto"
+    shutil.copytree(resolve_tagger_path(EMBEDDED_TAGGER_NAME), folder)
+    meta = json.loads((folder / "tagger.json").read_text())
+    (folder / "tagger.json").write_text(json.dumps({**meta, "dtype": "auto"}))
+    auto = SpanTagger(folder)
+    assert auto.dtype == ("bfloat16" if cpu_supports_bf16() else "float32") == auto.describe()["dtype"]
+    fp32, bf16 = SpanTagger(EMBEDDED_TAGGER_NAME), SpanTagger(EMBEDDED_TAGGER_NAME, dtype="bfloat16")
+    assert fp32.dtype == "float32" and bf16.describe()["dtype"] == "bfloat16"
+    source = "The ESA station is in Malargüe, Argentina. The antenna cost 33 million euros."
+    claims = ["The antenna cost about 45 million euros.", "The ESA station is in Malargüe, Argentina."]
+    p32, p16 = (t.char_probabilities(sources=[source] * 2, claims=claims) for t in (fp32, bf16))
+    for a, b in zip(p32, p16):
+        assert np.abs(a - b).max() < 0.05
+    def where(t):
+        return [[(s.start, s.end) for s in spans] for spans in t.predict(sources=[source] * 2, claims=claims)]
+
+    assert where(fp32) == where(bf16) == [[(23, 25)], []]
+    assert [s.text for s in bf16.predict(sources=[source], claims=claims[:1])[0]] == ["45"]
+
+
 def test_a_folder_without_tagger_json_is_refused(tmp_path):
     pytest.importorskip("torch")
     from veridic.detect._tagger import SpanTagger

@@ -9,6 +9,8 @@ than :data:`CLAIM_PIECE_TOKENS` tokens is tagged in pieces of whole sentences, e
 summary is tagged against the source sentences that concern it rather than a share of a window packed for all;
 ``"piece_context_sentences": C`` then shows the model the C sentences before each piece too (read, never marked, and
 not used to pack the source), so that "He" in one sentence still has the name the sentence before gives it.
+``"dtype"`` says how the model computes: ``float32`` (absent: how every tagger was first scored), ``bfloat16``, or
+``auto`` (bf16 autocast where the CPU has native bf16 units or on a GPU, as the tagger was trained, else fp32).
 
 A token's probability is that its text is unsupported; a span is a maximal run of words whose probability
 reaches the threshold fitted on held-back training rows (stored beside the weights in ``tagger.json``).
@@ -21,6 +23,7 @@ reaches the threshold fitted on held-back training rows (stored beside the weigh
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hashlib
 import json
 import re
@@ -41,6 +44,8 @@ TAGGER_FILE = "tagger.json"
 EMBEDDED_TAGGER_NAME = "veridic-tagger-minilm-l6"
 #: claim characters whose probabilities a SpanTagger keeps for pairs tagged again (float32: 16 MB)
 MEMO_CHARS = 4_000_000
+#: the values of ``dtype`` in ``tagger.json`` (or passed to :class:`SpanTagger`)
+TAGGER_DTYPES = ("float32", "bfloat16", "auto")
 #: the longest claim piece tagged at once; the rest of the window is the source's
 CLAIM_PIECE_TOKENS = 128
 _WORD = re.compile(r"\w+(?:[-'’.]\w+)*|[^\w\s]")
@@ -206,13 +211,14 @@ class SpanTagger:
     per-character probabilities behind them. Build one with :func:`veridic.detect._tagger_train.train_tagger`.
     """
 
-    def __init__(self, model_dir: str | Path, *, threshold: float | None = None, batch_size: int = 16, device: str = "cpu"):
+    def __init__(self, model_dir: str | Path, *, threshold: float | None = None, batch_size: int = 16, device: str = "cpu",
+                 dtype: str | None = None):
         try:
             import torch
             from transformers import AutoModelForTokenClassification, AutoTokenizer
         except ImportError as exc:
             raise MissingDependencyError(exc.name or "torch", extra="torch", purpose="the span tagger") from None
-        from veridic.device import check_device
+        from veridic.device import check_device, cpu_supports_bf16
 
         self.dir = resolve_tagger_path(model_dir)
         meta_file = self.dir / TAGGER_FILE
@@ -241,6 +247,13 @@ class SpanTagger:
         self.batch_size = batch_size
         self._torch = torch
         self.device = torch.device(check_device(device))
+        wanted = self.meta.get("dtype", "float32") if dtype is None else dtype
+        if wanted not in TAGGER_DTYPES:
+            where = "dtype" if dtype is not None else f"{meta_file}: dtype"
+            raise ConfigError(f"{where} must be one of {', '.join(TAGGER_DTYPES)}; got {wanted!r}.")
+        if wanted == "auto":
+            wanted = "bfloat16" if self.device.type == "cuda" or cpu_supports_bf16() else "float32"
+        self.dtype = wanted
         self.tokenizer = AutoTokenizer.from_pretrained(self.dir)
         self.model = _load_model(self.dir, AutoModelForTokenClassification).to(self.device).eval()
         self._count = token_counter(self.tokenizer)
@@ -302,7 +315,7 @@ class SpanTagger:
                 raise InputError(f"Pair {k}: source and claim must be strings; got {type(src).__name__} and {type(clm).__name__}.")
             keys.append(_pair_key(src, clm))
         # What the kept probabilities were computed with: another model or window setting makes them stale.
-        state = (self.model, self.tokenizer, self.max_length, self.piece_sentences, self.piece_context)
+        state = (self.model, self.tokenizer, self.max_length, self.piece_sentences, self.piece_context, self.dtype)
         old = self._memo_state
         if old is None or any(a is not b for a, b in zip(state[:2], old[:2])) or state[2:] != old[2:]:
             self._memo.clear()
@@ -319,11 +332,15 @@ class SpanTagger:
             for c, a, b in self.windows(clm):
                 jobs.append((k, c, a, self.encode(clm[c:b], src, rank_by=clm[a:b] if c < a else None)))
         torch = self._torch
+        # Batches of like lengths pad less; padding moves a token's probability by float rounding only.
+        jobs.sort(key=lambda j: len(j[3]["input_ids"]))
+        cast = (torch.autocast(device_type=self.device.type, dtype=torch.bfloat16) if self.dtype == "bfloat16"
+                else contextlib.nullcontext())
         for i in range(0, len(jobs), self.batch_size):
             part = jobs[i:i + self.batch_size]
             feats = [{k: v for k, v in j[3].items() if k in ("input_ids", "attention_mask", "token_type_ids")} for j in part]
             batch = self.tokenizer.pad(feats, return_tensors="pt").to(self.device)
-            with torch.inference_mode():
+            with torch.inference_mode(), cast:
                 probs = torch.softmax(self.model(**batch).logits.float(), dim=-1)[..., 1].cpu().numpy()
             for (k, offset, start, enc), p in zip(part, probs):
                 for t, (sid, (a, b)) in enumerate(zip(enc.sequence_ids(), enc["offset_mapping"])):
@@ -352,7 +369,8 @@ class SpanTagger:
         return [TaggerResult(tuple(s)) for s in self.predict(sources=list(evidences), claims=list(passages))]
 
     def describe(self) -> dict[str, Any]:
-        return {"tagger": str(self.dir), "threshold": self.threshold, "max_length": self.max_length, **{k: v for k, v in self.meta.items() if k != "threshold"}}
+        return {"tagger": str(self.dir), "threshold": self.threshold, "max_length": self.max_length,
+                **{k: v for k, v in self.meta.items() if k not in ("threshold", "dtype")}, "dtype": self.dtype}
 
 
 def _pair_key(source: str, claim: str) -> bytes:
