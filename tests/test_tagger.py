@@ -180,6 +180,7 @@ def test_bf16_marks_what_fp32_marks_and_is_chosen_by_tagger_json_or_by_the_calle
     p32, p16 = (t.char_probabilities(sources=[source] * 2, claims=claims) for t in (fp32, bf16))
     for a, b in zip(p32, p16):
         assert np.abs(a - b).max() < 0.05
+
     def where(t):
         return [[(s.start, s.end) for s in spans] for spans in t.predict(sources=[source] * 2, claims=claims)]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from veridic.errors import ConfigError
 
-__all__ = ["DEVICE_HELP", "DTYPES", "check_device", "check_dtype", "cpu_supports_bf16", "resolve_device"]
+__all__ = ["DEVICE_HELP", "DTYPES", "auto_dtype", "check_device", "check_dtype", "cpu_supports_bf16", "resolve_device"]
 
 DEVICE_HELP = "auto (CUDA when present), cpu, cuda or cuda:N"
 DTYPES = ("auto", "float32", "bfloat16", "float16", "int8")
@@ -86,3 +86,13 @@ def cpu_supports_bf16() -> bool:
     except OSError:
         return False
     return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def auto_dtype(device: str) -> str:
+    """What inference runs in for ``dtype="auto"`` on a resolved ``device`` (``cpu``, ``cuda`` or ``cuda:N``): bf16
+    autocast on a GPU or on a CPU with native bf16 units, else fp32 (emulated bf16 is slower than fp32).
+
+    >>> auto_dtype("cuda:0")
+    'bfloat16'
+    """
+    return "bfloat16" if device.startswith("cuda") or cpu_supports_bf16() else "float32"

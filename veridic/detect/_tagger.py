@@ -218,7 +218,7 @@ class SpanTagger:
             from transformers import AutoModelForTokenClassification, AutoTokenizer
         except ImportError as exc:
             raise MissingDependencyError(exc.name or "torch", extra="torch", purpose="the span tagger") from None
-        from veridic.device import check_device, cpu_supports_bf16
+        from veridic.device import auto_dtype, check_device
 
         self.dir = resolve_tagger_path(model_dir)
         meta_file = self.dir / TAGGER_FILE
@@ -252,7 +252,7 @@ class SpanTagger:
             where = "dtype" if dtype is not None else f"{meta_file}: dtype"
             raise ConfigError(f"{where} must be one of {', '.join(TAGGER_DTYPES)}; got {wanted!r}.")
         if wanted == "auto":
-            wanted = "bfloat16" if self.device.type == "cuda" or cpu_supports_bf16() else "float32"
+            wanted = auto_dtype(self.device.type)
         self.dtype = wanted
         self.tokenizer = AutoTokenizer.from_pretrained(self.dir)
         self.model = _load_model(self.dir, AutoModelForTokenClassification).to(self.device).eval()

@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from veridic.device import DEVICE_HELP, DTYPES, check_device, check_dtype, cpu_supports_bf16
+from veridic.device import DEVICE_HELP, DTYPES, auto_dtype, check_device, check_dtype, cpu_supports_bf16
 from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
 from veridic.nli._labels import LabelMap
 from veridic.nli._models import EMBEDDED_MODEL_NAME, EMBEDDED_MODELS, KNOWN_CHECKPOINTS, embedded_model_path, resolve_model_path
@@ -311,7 +311,7 @@ class TorchNLIBackend(_TokenizerMixin):
         self.device = torch.device(device)
         self.model.to(self.device).eval()
         if dtype == "auto":
-            dtype = "bfloat16" if (self.device.type == "cpu" and cpu_supports_bf16()) or self.device.type == "cuda" else "float32"
+            dtype = auto_dtype(self.device.type)
         if dtype == "int8":
             self.model = _quantize_int8(torch, self.model)
             self.one_pair_per_call = True
