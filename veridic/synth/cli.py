@@ -3,6 +3,7 @@
     veridic synth contrast --output runs/contrast/contrast.jsonl.gz          # every source, all rules
     veridic synth contrast -o small.jsonl.gz --sources snli --max-sentences 2000
     veridic synth frames --output runs/contrast/frames.jsonl.gz                # balanced minimal pairs
+    veridic synth windows fnc1 --exclude fnc_stance=unrelated -o fnc1-windows.jsonl.gz   # long premises cut to windows
 """
 
 from __future__ import annotations
@@ -153,6 +154,30 @@ if typer is not None:
         kw = {"sources": sources} if sources else {}
         _print_summary(lambda: build_span_corpus(data_dir=data, out=output, nlp=nlp, n=n, seed=seed, exclude=eval_shingles(eval_sources), **kw),
                        evaluation_sources_excluded=len(eval_sources))
+
+    @app.command("windows")
+    def windows_cmd(
+        name: str = typer.Argument(..., help="Staged NLI set (<data>/nli/NAME.jsonl.gz), e.g. fnc1."),
+        output: Path = typer.Option(..., "--output", "-o", help="Pairs to write (.jsonl.gz, the staged NLI schema), atomically."),
+        data_dir: Path | None = typer.Option(None, "--data", help="Shared data folder (default: $VERIDIC_DATA or ../shared/data)."),
+        exclude: list[str] | None = typer.Option(None, "--exclude", help="FIELD=VALUE: drop rows whose FIELD is VALUE (repeat)."),
+        window_sentences: int = typer.Option(2, "--window-sentences", help="Sentences per window, as the scorer's window_sentences."),
+        top_windows: int = typer.Option(2, "--top-windows", help="Best windows kept per premise (their union, in document order)."),
+        max_chars: int = typer.Option(1000, "--max-chars", help="Premises up to this length are kept whole; longer ones are cut."),
+    ) -> None:
+        """Real NLI pairs with long premises cut to the windows the scorer would read (veridic.synth._windows)."""
+        rules: dict[str, list[str]] = {}
+        for item in exclude or []:
+            field_name, sep, value = item.partition("=")
+            if not sep or not field_name:
+                sys.stderr.write(f"error: --exclude takes FIELD=VALUE (e.g. fnc_stance=unrelated), got {item!r}\n")
+                raise typer.Exit(code=2)
+            rules.setdefault(field_name, []).append(value)
+        from veridic.io._paths import default_data_dir
+        from veridic.synth._windows import build_window_pairs
+
+        _print_summary(lambda: build_window_pairs(data_dir=data_dir or default_data_dir(), name=name, out=output, exclude=rules,
+                                                  window_sentences=window_sentences, top_windows=top_windows, max_chars=max_chars))
 else:  # pragma: no cover
     app = None
 

@@ -158,7 +158,8 @@ def build_real_examples(data_cfg: Any, augment_cfg: Any, *, data_dir: Path, seed
     for name, spec in sorted(data_cfg.sets.items()):
         if spec.weight == 0 and spec.tier not in data_cfg.held_out_tiers:
             continue
-        path = nli_dir / (spec.file or f"{name}.jsonl.gz")
+        # An absolute or ~ path names a derived file outside the shared data (veridic synth windows).
+        path = nli_dir / Path(spec.file).expanduser() if spec.file else nli_dir / f"{name}.jsonl.gz"
         rows = read_nli_file(path, two_way=spec.two_way)
         n_all = len(rows)
         for field_name, bad in spec.exclude.items():

@@ -70,7 +70,7 @@ class SetSpec:
     cap: int | None = None
     exclude: dict[str, list[Any]] = field(default_factory=dict)  # field -> values to drop
     two_way: bool = False
-    file: str | None = None  # default <name>.jsonl.gz
+    file: str | None = None  # default <name>.jsonl.gz in nli_dir; an absolute or ~ path names a derived file elsewhere
 
 
 @dataclass

@@ -1,0 +1,122 @@
+"""NLI pairs whose long premises are cut to the source windows the scorer itself would read.
+
+The sentence-level scorer (:class:`veridic.nli.NLIScorer`) never shows its model a whole document: it judges each
+claim sentence against runs of ``window_sentences`` consecutive source sentences, keeps the windows that share the
+most content words with the claim, and takes the maximum. A training pair whose premise is a whole news body
+(FNC-1's are 1,660 characters at the median) is therefore unlike anything the model meets at inference, and the
+trainer drops it when it is longer than ``max_premise_chars``. This module rebuilds such pairs in the scorer's own
+form: the premise becomes the union of the ``top_windows`` best windows, ranked by the scorer's rule (share of the
+claim's content words, ties to the earlier window), in document order. Short premises are kept whole.
+
+The label is the set's own label for the whole premise. Where the evidence lies outside the chosen windows that
+label is wrong for the cut premise; choosing more than one window makes that rarer, and the build reports how many
+cut premises hold under half of the hypothesis's content words, so the risk can be read before training.
+
+>>> rows = [{"premise": "The match was on Sunday. It rained. Fans left early. The home side won 2-0.",
+...          "hypothesis": "The home side won.", "label": "entailment"}]
+>>> cut = window_pairs(rows, window_sentences=1, top_windows=1, max_chars=30)
+>>> cut[0]["premise"]
+'The home side won 2-0.'
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from veridic.errors import ConfigError, InputError
+from veridic.io import iter_jsonl
+from veridic.ling.lexical import content_words
+from veridic.text import sentence_windows, split_sentences
+
+__all__ = ["build_window_pairs", "window_pairs"]
+
+
+def _best_windows(premise: str, hypothesis: str, *, window_sentences: int, top_windows: int) -> list[tuple[int, int]]:
+    sents = split_sentences(premise)
+    wins = sentence_windows(premise, sentences=sents, size=window_sentences)
+    cw = set(content_words(hypothesis))
+    # The scorer's rule (veridic.nli._scorer): share of the claim's content words, earlier window first on ties.
+    overlap = [len(cw & set(content_words(w.text))) / (len(cw) or 1) for w in wins]
+    keep = sorted(range(len(wins)), key=lambda i: (-overlap[i], i))[:top_windows]
+    chosen = sorted((wins[i].start, wins[i].end) for i in keep)
+    merged: list[tuple[int, int]] = []
+    for s, e in chosen:
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(e, merged[-1][1]))
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def window_pairs(rows: Iterable[Mapping[str, Any]], *, window_sentences: int = 2, top_windows: int = 2,
+                 max_chars: int = 1000) -> list[dict[str, Any]]:
+    """Each row with a premise over ``max_chars`` characters cut to its best windows (see the module docstring).
+
+    Disjoint windows are joined with a space. A cut premise that is still over ``max_chars`` falls back to the
+    single best window; a row whose best window alone is over ``max_chars`` is left out. Each returned row keeps its
+    fields and gains ``windows``: the ``[start, end)`` character offsets of the kept text in the original premise
+    (absent when the premise was kept whole).
+    """
+    if window_sentences < 1 or top_windows < 1 or max_chars < 1:
+        raise ConfigError(f"window_sentences, top_windows and max_chars must be >= 1; got {window_sentences}, "
+                          f"{top_windows} and {max_chars}.")
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        premise, hypothesis = str(row["premise"]), str(row["hypothesis"])
+        if len(premise) <= max_chars:
+            out.append(dict(row))
+            continue
+        for k in range(top_windows, 0, -1):
+            spans = _best_windows(premise, hypothesis, window_sentences=window_sentences, top_windows=k)
+            text = " ".join(premise[s:e].strip() for s, e in spans)
+            if spans and len(text) <= max_chars:
+                out.append({**row, "premise": text, "windows": [list(s) for s in spans]})
+                break
+    return out
+
+
+def build_window_pairs(*, data_dir: str | Path, name: str, out: str | Path, exclude: Mapping[str, Sequence[str]] | None = None,
+                       window_sentences: int = 2, top_windows: int = 2, max_chars: int = 1000) -> dict[str, Any]:
+    """Cut the premises of ``<data_dir>/nli/<name>.jsonl.gz`` with :func:`window_pairs`; write ``out`` atomically.
+
+    ``exclude`` drops rows whose field holds one of the values (``{"fnc_stance": ["unrelated"]}``). The output is
+    a gzip JSON-lines file in the staged NLI schema, written with no name or time stamp in its gzip header so equal builds are equal
+    files. Returns counts, the content hash (first 16 hex digits of the SHA-256 of the decompressed lines) and the
+    share of cut premises holding under half of their hypothesis's content words.
+    """
+    path = Path(data_dir) / "nli" / f"{name}.jsonl.gz"
+    if not path.exists():
+        raise InputError(f"NLI set {name!r} not found: expected {path}. Pass --data with the shared data folder.")
+    rows = [r for _, r in iter_jsonl(path)]
+    n_all = len(rows)
+    for field_name, bad in (exclude or {}).items():
+        rows = [r for r in rows if str(r.get(field_name)) not in {str(b) for b in bad}]
+    kept = window_pairs(rows, window_sentences=window_sentences, top_windows=top_windows, max_chars=max_chars)
+    cut = [r for r in kept if "windows" in r]
+    thin = 0
+    for r in cut:
+        cw = set(content_words(r["hypothesis"]))
+        if cw and len(cw & set(content_words(r["premise"]))) < 0.5 * len(cw):
+            thin += 1
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    h = hashlib.sha256()
+    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh:
+        for r in kept:
+            line = (json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8")
+            h.update(line)
+            fh.write(line)
+    tmp.replace(out)
+    return {"set": name, "rows": n_all, "excluded": n_all - len(rows), "written": len(kept), "cut": len(cut),
+            "left_out_too_long": len(rows) - len(kept),
+            "cut_with_under_half_of_hypothesis_words": thin,
+            "labels": dict(sorted(Counter(str(r["label"]) for r in kept).items())),
+            "window_sentences": window_sentences, "top_windows": top_windows, "max_chars": max_chars,
+            "sha256": h.hexdigest()[:16], "output": str(out)}
