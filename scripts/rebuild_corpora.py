@@ -69,6 +69,12 @@ CORPORA: tuple[Corpus, ...] = (
     Corpus("tagger-summaries", "span-tagger-v5/summary-spans.jsonl.gz", "3e13d2a",
            ("synth", "spans", "--summaries", "-o", "{out}", "--n", "4000", "--seed", "0"), 1_922,
            "span-tagger.md, fifth recipe", "d8ebb7d479bec54c"),
+    Corpus("accurate-fnc1-windows", "corpora/fnc1-windows.jsonl.gz", "d4202eb",
+           ("synth", "windows", "fnc1", "--exclude", "fnc_stance=unrelated", "-o", "{out}"), 6_948,
+           "nli-base.md, round 6 (configs/nli-base-l12r6-v1.yaml)", "23aabb9e99dfc6cb"),
+    Corpus("accurate-averitec-windows", "corpora/averitec-windows.jsonl.gz", "d4202eb",
+           ("synth", "windows", "averitec", "-o", "{out}"), 461,
+           "nli-base.md, round 6 (configs/nli-base-l12r6-v1.yaml)", "69a1eb2d5b5d6b9b"),
 )
 BY_NAME = {c.name: c for c in CORPORA}
 
