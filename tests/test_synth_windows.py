@@ -123,3 +123,23 @@ def test_trainer_reads_a_derived_file_by_its_path(tmp_path, monkeypatch):
     train, held, stats = build_real_examples(cfg.data, cfg.augment, data_dir=tmp_path / "data", seed=0)
     assert stats["toy"]["trained"] == 3 and stats["toy"]["too_long"] == 0 and not held
     assert all(len(e.premise) <= 120 for e in train)
+
+
+def test_trainer_preflight_finds_a_derived_file_and_names_a_missing_one(tmp_path, monkeypatch):
+    from veridic.errors import InputError as VInputError
+    from veridic.train._loop import Trainer, config_from_dict
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    _write(tmp_path / "corpora" / "there.jsonl.gz", _rows())
+    sets = {"toy": {"tier": "B", "file": "~/corpora/there.jsonl.gz"}}
+    ok = Trainer(config=config_from_dict({"model": {"path": str(model)}, "data": {"sets": sets}}), output_dir=tmp_path / "run",
+                 data_dir=tmp_path / "data")
+    ok._check_inputs()  # the ~ path is expanded, so nothing is missing
+    sets["gone"] = {"tier": "B", "file": "~/corpora/gone.jsonl.gz"}
+    bad = Trainer(config=config_from_dict({"model": {"path": str(model)}, "data": {"sets": sets}}), output_dir=tmp_path / "run",
+                  data_dir=tmp_path / "data")
+    with pytest.raises(VInputError, match=rf"data\.sets\.gone: {tmp_path}/corpora/gone\.jsonl\.gz"):
+        bad._check_inputs()

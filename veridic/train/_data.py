@@ -36,6 +36,7 @@ __all__ = [
     "read_nli_file",
     "is_held_out",
     "select_rows",
+    "nli_set_path",
     "default_data_dir",
 ]
 
@@ -141,6 +142,19 @@ def read_jsonl_gz(path: Path) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------ mixtures
+def nli_set_path(nli_dir: Path, name: str, spec: Any) -> Path:
+    """The file of NLI set ``name``: ``<nli_dir>/<name>.jsonl.gz``, or the spec's ``file``. An absolute or ``~``
+    path names a derived file outside the shared data (``veridic synth windows``); a relative one lies in ``nli_dir``.
+
+    >>> from types import SimpleNamespace
+    >>> nli_set_path(Path("data/nli"), "fnc1", SimpleNamespace(file=None)).as_posix()
+    'data/nli/fnc1.jsonl.gz'
+    >>> nli_set_path(Path("data/nli"), "fnc1", SimpleNamespace(file="/corpora/w.jsonl.gz")).as_posix()
+    '/corpora/w.jsonl.gz'
+    """
+    return nli_dir / Path(spec.file).expanduser() if spec.file else nli_dir / f"{name}.jsonl.gz"
+
+
 def build_real_examples(data_cfg: Any, augment_cfg: Any, *, data_dir: Path, seed: int
                         ) -> tuple[list[Example], list[Example], dict[str, Any]]:
     """Training and held-back examples from the staged NLI sets of ``data_cfg.sets``.
@@ -158,8 +172,7 @@ def build_real_examples(data_cfg: Any, augment_cfg: Any, *, data_dir: Path, seed
     for name, spec in sorted(data_cfg.sets.items()):
         if spec.weight == 0 and spec.tier not in data_cfg.held_out_tiers:
             continue
-        # An absolute or ~ path names a derived file outside the shared data (veridic synth windows).
-        path = nli_dir / Path(spec.file).expanduser() if spec.file else nli_dir / f"{name}.jsonl.gz"
+        path = nli_set_path(nli_dir, name, spec)
         rows = read_nli_file(path, two_way=spec.two_way)
         n_all = len(rows)
         for field_name, bad in spec.exclude.items():

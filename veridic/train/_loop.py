@@ -590,13 +590,15 @@ class Trainer:
 
     def _check_inputs(self) -> None:
         """Fail before any work on a missing backbone or data file (not an hour into training)."""
+        from veridic.train._data import nli_set_path
+
         self._model_path()
         cfg = self.cfg
         missing = []
         for name, spec in cfg.data.sets.items():
             if spec.weight == 0 and spec.tier not in cfg.data.held_out_tiers:
                 continue
-            p = self.data_dir / cfg.data.nli_dir / (spec.file or f"{name}.jsonl.gz")
+            p = nli_set_path(self.data_dir / cfg.data.nli_dir, name, spec)
             if not p.exists():
                 missing.append(f"data.sets.{name}: {p}")
         if cfg.synthetic.enabled:
