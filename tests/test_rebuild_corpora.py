@@ -67,9 +67,10 @@ def test_a_present_corpus_that_differs_is_reported_not_rebuilt(rc, tmp_path):
 
 
 def test_the_registered_entries_and_the_command_line(rc, capsys):
-    assert set(rc.BY_NAME) == {"accurate-contrast", "accurate-frames", "tagger-synthetic", "tagger-abstractive", "tagger-summaries"}
+    assert set(rc.BY_NAME) == {"accurate-contrast", "accurate-frames", "tagger-synthetic", "tagger-abstractive", "tagger-summaries",
+                               "accurate-fnc1-windows", "accurate-averitec-windows"}
     assert all(c.rows for c in rc.CORPORA) and all("{out}" in c.args for c in rc.CORPORA)
-    assert rc.main(["--list"]) == 0 and capsys.readouterr().out.count("missing") == 5
+    assert rc.main(["--list"]) == 0 and capsys.readouterr().out.count("missing") == 7
     with pytest.raises(SystemExit):
         rc.main(["no-such-corpus"])
     assert "unknown corpus 'no-such-corpus'" in capsys.readouterr().err
