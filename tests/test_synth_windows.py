@@ -126,7 +126,6 @@ def test_trainer_reads_a_derived_file_by_its_path(tmp_path, monkeypatch):
 
 
 def test_trainer_preflight_finds_a_derived_file_and_names_a_missing_one(tmp_path, monkeypatch):
-    from veridic.errors import InputError as VInputError
     from veridic.train._loop import Trainer, config_from_dict
 
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -141,5 +140,5 @@ def test_trainer_preflight_finds_a_derived_file_and_names_a_missing_one(tmp_path
     sets["gone"] = {"tier": "B", "file": "~/corpora/gone.jsonl.gz"}
     bad = Trainer(config=config_from_dict({"model": {"path": str(model)}, "data": {"sets": sets}}), output_dir=tmp_path / "run",
                   data_dir=tmp_path / "data")
-    with pytest.raises(VInputError, match=rf"data\.sets\.gone: {tmp_path}/corpora/gone\.jsonl\.gz"):
+    with pytest.raises(InputError, match=rf"data\.sets\.gone: {tmp_path}/corpora/gone\.jsonl\.gz"):
         bad._check_inputs()

@@ -12,8 +12,9 @@ features cost microseconds and are combined with NLI scores by
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-__all__ = ["lexical_features", "FEATURE_NAMES", "content_words", "tokens"]
+__all__ = ["lexical_features", "FEATURE_NAMES", "content_words", "rank_by_content_overlap", "tokens"]
 
 _TOKEN = re.compile(r"\w+(?:[.,']\w+)*", re.UNICODE)
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
@@ -41,6 +42,19 @@ def tokens(text: str) -> list[str]:
 
 def content_words(text: str) -> list[str]:
     return [t for t in tokens(text) if t not in _STOP]
+
+
+def rank_by_content_overlap(claim: str, window_words: Sequence[set[str]]) -> list[int]:
+    """Window indices, best first, by the share of the claim's content words each window's ``content_words`` set
+    holds; the earlier window first on ties. The scorer keeps its best windows by this rule, and training data cut
+    from long premises uses the same rule (``veridic synth windows``).
+
+    >>> rank_by_content_overlap("The home side won.", [{"match", "sunday"}, {"home", "side", "won", "2-0"}])
+    [1, 0]
+    """
+    cw = set(content_words(claim))
+    overlap = [len(cw & words) / (len(cw) or 1) for words in window_words]
+    return sorted(range(len(overlap)), key=lambda i: (-overlap[i], i))
 
 
 def _norm_number(t: str) -> str:

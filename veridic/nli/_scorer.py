@@ -34,7 +34,7 @@ import numpy as np
 from veridic.aggregate import get_claim_aggregation, get_source_aggregation
 from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, InputError
-from veridic.ling.lexical import content_words
+from veridic.ling.lexical import content_words, rank_by_content_overlap
 from veridic.nli._backend import NLIBackend
 from veridic.registry import SCORERS
 from veridic.text import chunk_text, split_sentences
@@ -187,13 +187,10 @@ class NLIScorer:
         if self.max_windows is not None and len(wins) > self.max_windows:
             # Same content words as the lexical features (veridic.ling.lexical), so "overlap" means one thing.
             words = cache.setdefault(("words", budget), {})
-            cw = set(content_words(claim_text))
-            overlap = []
             for i, w in enumerate(wins):
                 if i not in words:
                     words[i] = set(content_words(w.text))
-                overlap.append(len(cw & words[i]) / (len(cw) or 1))
-            keep = sorted(range(len(wins)), key=lambda i: (-overlap[i], i))[: self.max_windows]
+            keep = rank_by_content_overlap(claim_text, [words[i] for i in range(len(wins))])[: self.max_windows]
             wins = [wins[i] for i in sorted(keep)]
         return wins
 

@@ -30,20 +30,16 @@ from pathlib import Path
 from typing import Any
 
 from veridic.errors import ConfigError, InputError
-from veridic.io import iter_jsonl
-from veridic.ling.lexical import content_words
+from veridic.io import atomic_open, iter_jsonl
+from veridic.ling.lexical import content_words, rank_by_content_overlap
 from veridic.text import sentence_windows, split_sentences
+from veridic.types import Span
 
 __all__ = ["build_window_pairs", "window_pairs"]
 
 
-def _best_windows(premise: str, hypothesis: str, *, window_sentences: int, top_windows: int) -> list[tuple[int, int]]:
-    sents = split_sentences(premise)
-    wins = sentence_windows(premise, sentences=sents, size=window_sentences)
-    cw = set(content_words(hypothesis))
-    # The scorer's rule (veridic.nli._scorer): share of the claim's content words, earlier window first on ties.
-    overlap = [len(cw & set(content_words(w.text))) / (len(cw) or 1) for w in wins]
-    keep = sorted(range(len(wins)), key=lambda i: (-overlap[i], i))[:top_windows]
+def _union(wins: list[Span], keep: list[int]) -> list[tuple[int, int]]:
+    """The kept windows' character spans in document order, overlapping ones merged."""
     chosen = sorted((wins[i].start, wins[i].end) for i in keep)
     merged: list[tuple[int, int]] = []
     for s, e in chosen:
@@ -72,8 +68,11 @@ def window_pairs(rows: Iterable[Mapping[str, Any]], *, window_sentences: int = 2
         if len(premise) <= max_chars:
             out.append(dict(row))
             continue
+        wins = sentence_windows(premise, sentences=split_sentences(premise), size=window_sentences)
+        # The scorer's rule (veridic.nli._scorer), ranked once; fewer windows are tried only when the union is too long.
+        ranked = rank_by_content_overlap(hypothesis, [set(content_words(w.text)) for w in wins])
         for k in range(top_windows, 0, -1):
-            spans = _best_windows(premise, hypothesis, window_sentences=window_sentences, top_windows=k)
+            spans = _union(wins, ranked[:k])
             text = " ".join(premise[s:e].strip() for s, e in spans)
             if spans and len(text) <= max_chars:
                 out.append({**row, "premise": text, "windows": [list(s) for s in spans]})
@@ -104,16 +103,12 @@ def build_window_pairs(*, data_dir: str | Path, name: str, out: str | Path, excl
         cw = set(content_words(r["hypothesis"]))
         if cw and len(cw & set(content_words(r["premise"]))) < 0.5 * len(cw):
             thin += 1
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
     h = hashlib.sha256()
-    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh:
+    with atomic_open(out, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh:
         for r in kept:
             line = (json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8")
             h.update(line)
             fh.write(line)
-    tmp.replace(out)
     return {"set": name, "rows": n_all, "excluded": n_all - len(rows), "written": len(kept), "cut": len(cut),
             "left_out_too_long": len(rows) - len(kept),
             "cut_with_under_half_of_hypothesis_words": thin,
