@@ -1,0 +1,266 @@
+"""How the scorer reads long sources: every registered reading of ``e-c`` on the dev pool, and the one the
+registered rule selects leave-one-dataset-out and leave-one-task-out (docs/preregistration/nli-base.md, "Reading R1").
+
+    python benchmarks/reading_variants.py --steps plan -o runs/reading-r1          # pair counts, no model call
+    python benchmarks/reading_variants.py -o runs/reading-r1                       # hours on 2 cores; resumable
+    python benchmarks/reading_variants.py --model veridic-nli-minilm-l6 -o runs/reading-r1-fast
+
+A reading is the part of a :class:`~veridic.config.ScorerConfig` that decides what the model sees and how its
+answers are pooled: sentences per window (``window_sentences``), windows kept per claim sentence
+(``max_windows``), how claim sentences are pooled (``claim_aggregation``), or the whole claim against
+token-budgeted chunks (``granularity="document"``). The model and the method (``e-c``) stay fixed.
+
+Steps (``--steps``, default ``dev,select,contrast,cost``):
+
+- ``plan``: per variant, the number of (window, claim sentence) pairs and their characters on the dev pool;
+- ``dev``: ROC AUC of every variant on every dev set. Model calls go through the on-disk prediction cache, so
+  variants that share pairs share calls, and a run that is stopped resumes where it was;
+- ``select``: the registered selection. Leave-one-dataset-out: for each set, the variant with the best mean AUC on
+  the other sets (ties: the current reading, then fewer pairs), scored on that set. Leave-one-task-out: the same
+  with the three tasks (dialogue, summaries, claims against evidence) held out in turn. Beside it the current
+  reading, and word and bigram overlap. The variant best on all sets, each set's paired difference against the
+  current reading (approximate randomisation) and the rule's verdict;
+- ``contrast``: the contrast suite's target groups for the selected variant and the current reading;
+- ``cost``: seconds per FRANK row of both on this machine, no cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _steps import model_stamp, parse_steps, run_steps  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+STEPS = ("plan", "dev", "select", "contrast", "cost")
+CURRENT = "w2-k4-mean"
+#: The registered tasks for leave-one-task-out; every dev set belongs to exactly one.
+TASKS = {"dialogue": ("begin2_cmu", "begin2_tc", "dialfact_small"),
+         "summaries": ("frank_test", "summac_factcc", "summac_polytope", "tofueval_meetb"),
+         "claims": ("wice_dev",)}
+#: The rule's margins (registered): the selection must beat the current reading by this much held out.
+MARGIN = 0.005
+CONTRAST_FLOORS = {"group:argument swaps": 0.80, "group:bag-of-words swaps": 0.80, "group:faithful counterparts": 0.85}
+COST_CAP = 2.0
+
+
+def variants() -> dict[str, dict]:
+    """The registered grid: name -> ScorerConfig options (method ``e-c`` and everything else at its default)."""
+    out: dict[str, dict] = {}
+    for w, k, agg in itertools.product((1, 2, 3), (4, 8), ("mean", "min", "softmin")):
+        out[f"w{w}-k{k}-{agg}"] = {"window_sentences": w, "max_windows": k, "claim_aggregation": agg}
+    out["doc-chunks"] = {"granularity": "document"}
+    return out
+
+
+def _config(name: str):
+    from veridic.config import ScorerConfig
+
+    return ScorerConfig(method="e-c", name=f"e-c[{name}]", **variants()[name])
+
+
+def _datasets(data: str):
+    import warnings
+
+    from veridic.bench._datasets import load_datasets
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # begin2_dev's two duplicate ids are renamed the same way every time
+        return load_datasets(specs=[data])
+
+
+def _backend(model: str, *, cached: bool = True):
+    from veridic.bench._cache import default_cache_dir, nli_cache_path
+    from veridic.nli import CachedBackend, load_backend
+
+    inner = load_backend(model, kind="auto")
+    return CachedBackend(inner, path=nli_cache_path(score_dir=default_cache_dir())) if cached else inner
+
+
+def plan(*, model: str, data: str) -> dict:
+    """Pairs each variant puts to the model on the dev pool (windows are built from the tokenizer alone)."""
+    from veridic.factory import build_scorer
+
+    backend = _backend(model, cached=False)
+    res: dict = {}
+    for name in variants():
+        sc = build_scorer(_config(name), backend=backend)
+        n_pairs = n_chars = 0
+        for ds in _datasets(data):
+            units = sc._units([e.pair.source for e in ds.examples], [e.pair.claim for e in ds.examples])
+            for u in units:
+                n_pairs += len(u.windows)
+                n_chars += sum(len(w.text) + len(u.claim_span.text) for w in u.windows)
+        res[name] = {"pairs": n_pairs, "chars": n_chars}
+        print(f"{name}: {n_pairs} pairs, {n_chars / 1e6:.1f} M characters", file=sys.stderr, flush=True)
+    return res
+
+
+def dev(*, model: str, data: str) -> dict:
+    """AUC of every variant on every dev set (scores kept in the benchmark score cache)."""
+    from sklearn.metrics import roc_auc_score
+
+    from veridic.bench._cache import ScoreCache, default_cache_dir
+    from veridic.bench._runner import score_dataset
+    from veridic.factory import build_scorer
+
+    backend = _backend(model)
+    cache = ScoreCache(directory=default_cache_dir())
+    sets = _datasets(data)
+    res: dict = {"auc": {}, "scores": {}}
+    # Cheapest pair sets first, so that an early stop leaves the most variants finished.
+    for name in variants():
+        sc = build_scorer(_config(name), backend=backend)
+        res["auc"][name], res["scores"][name] = {}, {}
+        for ds in sets:
+            run = score_dataset(scorer=sc, dataset=ds, cache=cache, progress=True)
+            res["auc"][name][ds.name] = float(roc_auc_score(run.labels, run.scores))
+            res["scores"][name][ds.name] = [float(s) for s in run.scores]
+            print(f"{name} {ds.name}: AUC {res['auc'][name][ds.name]:.4f} ({run.timing})", file=sys.stderr, flush=True)
+    for base in ("overlap", "overlap-bigram"):
+        sc = build_scorer(base)
+        res["auc"][base] = {}
+        for ds in sets:
+            run = score_dataset(scorer=sc, dataset=ds, cache=cache)
+            res["auc"][base][ds.name] = float(roc_auc_score(run.labels, run.scores))
+    res["labels"] = {ds.name: list(map(int, ds.labels)) for ds in sets}
+    return res
+
+
+def _mean(auc: dict, sets: Sequence[str]) -> float:
+    return float(np.mean([auc[s] for s in sets]))
+
+
+def choose(auc: dict[str, dict[str, float]], *, on: Sequence[str], cost: dict[str, int]) -> str:
+    """The variant with the best mean AUC on ``on``; ties go to the current reading, then to fewer pairs."""
+    return max(auc, key=lambda v: (round(_mean(auc[v], on), 10), v == CURRENT, -cost.get(v, 0)))
+
+
+def select(*, dev_res: dict, plan_res: dict) -> dict:
+    """The registered selection and the rule's verdict on the dev step's AUCs."""
+    from veridic.bench._metrics import approximate_randomization
+
+    auc = {v: dev_res["auc"][v] for v in variants()}
+    sets = list(next(iter(auc.values())))
+    cost = {v: plan_res[v]["pairs"] for v in variants()}
+    lodo = {}
+    for s in sets:
+        pick = choose(auc, on=[x for x in sets if x != s], cost=cost)
+        lodo[s] = {"chosen": pick, "auc": auc[pick][s], "current": auc[CURRENT][s]}
+    loto = {}
+    for task, members in TASKS.items():
+        rest = [x for x in sets if x not in members]
+        pick = choose(auc, on=rest, cost=cost)
+        loto[task] = {"chosen": pick, "auc": _mean(auc[pick], members), "current": _mean(auc[CURRENT], members),
+                      "sets": list(members)}
+    best = choose(auc, on=sets, cost=cost)
+    paired = {}
+    for s in sets:
+        t = approximate_randomization(labels=dev_res["labels"][s], scores_a=dev_res["scores"][best][s],
+                                      scores_b=dev_res["scores"][CURRENT][s], trials=10_000, seed=0)
+        paired[s] = {"diff": t.diff, "p": t.p_value}
+    lodo_mean = float(np.mean([r["auc"] for r in lodo.values()]))
+    loto_mean = float(np.mean([r["auc"] for r in loto.values()]))
+    cur_mean = _mean(auc[CURRENT], sets)
+    cur_task_mean = float(np.mean([r["current"] for r in loto.values()]))
+    worse = [s for s, r in paired.items() if r["diff"] < 0 and r["p"] < 0.05]
+    rule = {
+        "a_not_current": best != CURRENT,
+        "b_lodo_margin": lodo_mean >= cur_mean + MARGIN,
+        "c_loto_margin": loto_mean >= cur_task_mean + MARGIN,
+        "d_no_set_worse": not worse,
+    }
+    return {"variants": {v: {"mean": _mean(auc[v], sets), "per_set": auc[v], "pairs": cost[v]} for v in auc},
+            "baselines": {b: {"mean": _mean(dev_res["auc"][b], sets), "per_set": dev_res["auc"][b]} for b in ("overlap", "overlap-bigram")},
+            "lodo": lodo, "lodo_mean": lodo_mean, "loto": loto, "loto_mean": loto_mean,
+            "current_mean": cur_mean, "current_task_mean": cur_task_mean, "best_on_all": best, "paired": paired,
+            "significantly_worse": worse, "rule_dev": rule, "passes_dev": all(rule.values())}
+
+
+def contrast(*, model: str, pick: str) -> dict:
+    """The contrast suite's target groups at the method's own threshold, for the selection and the current reading."""
+    from veridic.bench._cache import ScoreCache, default_cache_dir
+    from veridic.bench._contrast import load_suite_rules, rule_accuracy
+    from veridic.bench._runner import score_dataset
+    from veridic.factory import build_scorer
+
+    backend = _backend(model)
+    cache = ScoreCache(directory=default_cache_dir())
+    (ds,) = _datasets("contrast")
+    rows = load_suite_rules(ds.path)
+    out = {}
+    for name in dict.fromkeys((pick, CURRENT)):
+        sc = build_scorer(_config(name), backend=backend)
+        run = score_dataset(scorer=sc, dataset=ds, cache=cache, progress=True)
+        acc = rule_accuracy(rows=rows, scores={i: float(s) for i, s in zip(run.ids, run.scores)}, threshold=float(sc.threshold))
+        out[name] = {g: acc[g]["accuracy"] for g in CONTRAST_FLOORS}
+    out["passes"] = all(out[pick][g] >= f for g, f in CONTRAST_FLOORS.items())
+    return out
+
+
+def cost(*, model: str, data: str, pick: str, n: int) -> dict:
+    """Seconds per FRANK row on this machine, no prediction cache, the model loaded once; each reading timed twice
+    in alternation and the faster run kept, so that neither pays for a cold start."""
+    from veridic.factory import build_scorer
+
+    (frank,) = [d for d in _datasets(data) if d.name == "frank_test"]
+    ex = frank.examples[:n]
+    backend = _backend(model, cached=False)
+    best: dict[str, float] = {}
+    names = list(dict.fromkeys((CURRENT, pick)))
+    for _ in range(2):
+        for name in names:
+            sc = build_scorer(_config(name), backend=backend)
+            t0 = time.perf_counter()
+            sc.score(sources=[e.pair.source for e in ex], claims=[e.pair.claim for e in ex])
+            dt = (time.perf_counter() - t0) / len(ex)
+            best[name] = min(best.get(name, dt), dt)
+    ratio = best[pick] / best[CURRENT]
+    return {"n": len(ex), "s_per_row": best, "ratio": ratio, "passes": ratio <= COST_CAP}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="veridic-nli-mpnet-base", help="the model whose reading is chosen (name, folder or hub id)")
+    ap.add_argument("--data", default=os.environ.get("VERIDIC_DATA", "../shared/data") + "/bench")
+    ap.add_argument("--steps", default="plan,dev,select,contrast,cost")
+    ap.add_argument("--cost-rows", type=int, default=100)
+    ap.add_argument("-o", "--out", type=Path, required=True)
+    ap.add_argument("--force", action="store_true", help="recompute the wanted steps")
+    args = ap.parse_args(argv)
+    try:
+        wanted = parse_steps(args.steps, STEPS)
+    except ValueError as exc:
+        ap.error(str(exc))
+    # select needs dev and plan; contrast and cost need the selection.
+    need = set(wanted) | ({"plan", "dev"} if {"select", "contrast", "cost"} & set(wanted) else set())
+    need |= {"select"} if {"contrast", "cost"} & set(wanted) else set()
+    res: dict = {}
+
+    def step(name):
+        return lambda: {"plan": lambda: plan(model=args.model, data=args.data),
+                        "dev": lambda: dev(model=args.model, data=args.data),
+                        "select": lambda: select(dev_res=res["dev"], plan_res=res["plan"]),
+                        "contrast": lambda: contrast(model=args.model, pick=res["select"]["best_on_all"]),
+                        "cost": lambda: cost(model=args.model, data=args.data, pick=res["select"]["best_on_all"], n=args.cost_rows)}[name]()
+
+    stamp = {"model": model_stamp(args.model), "grid": variants(), "data": str(Path(args.data).resolve())}
+    for name in STEPS:
+        if name in need:
+            res.update(run_steps(order=STEPS, wanted=[name], run={name: step(name)}, out=args.out, force=args.force and name in wanted, stamp=stamp))
+    summary = {k: v for k, v in res.get("select", {}).items() if k not in ("variants",)}
+    print(json.dumps({"select": summary, "contrast": res.get("contrast"), "cost": res.get("cost")}, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
