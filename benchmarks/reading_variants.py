@@ -257,8 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in STEPS:
         if name in need:
             res.update(run_steps(order=STEPS, wanted=[name], run={name: step(name)}, out=args.out, force=args.force and name in wanted, stamp=stamp))
-    summary = {k: v for k, v in res.get("select", {}).items() if k not in ("variants",)}
-    print(json.dumps({"select": summary, "contrast": res.get("contrast"), "cost": res.get("cost")}, indent=1, default=str))
+    # One JSON line (benchmarks/report.py keeps it): the selection with every reading's per-set AUC, contrast, cost.
+    print(json.dumps({"model": args.model, "current": CURRENT, "select": res.get("select"), "contrast": res.get("contrast"),
+                      "cost": res.get("cost")}))
     return 0
 
 

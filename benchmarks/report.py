@@ -103,6 +103,12 @@ def measurements() -> list[Measurement]:
               "configs/nli-minilm-commercial.yaml", "--steps", "heldout,contrast,dev", "--force", "--out", str(RUNS / "commercial")),),
         ),
         Measurement(
+            "reading",
+            f"How the accurate tier (`{ACCURATE_MODEL_NAME}`) reads long sources: every registered reading of `e-c` on the "
+            "eight dev sets, chosen leave-one-dataset-out and leave-one-task-out.",
+            (("python", "benchmarks/reading_variants.py", "--model", ACCURATE_MODEL_NAME, "--data", bench, "-o", str(RUNS / "reading")),),
+        ),
+        Measurement(
             "speed",
             "Whole-process throughput of the default scorer on the first 50 FRANK rows (long news sources).",
             (("python", "benchmarks/frank_speed.py", "--n", "50", "--data", f"{bench}/frank_test.jsonl"),),
@@ -455,6 +461,50 @@ def _commercial(lines: list[str]) -> None:
         "default.", ""])
 
 
+READING_SETS = ("begin2_cmu", "begin2_tc", "dialfact_small", "frank_test", "summac_factcc", "summac_polytope", "tofueval_meetb", "wice_dev")
+
+
+def _reading(lines: list[str]) -> None:
+    res = _load("reading", "result.json")
+    sel, cur = res["select"], res["current"]
+    short = {"begin2_cmu": "BEGIN-CMU", "begin2_tc": "BEGIN-TC", "dialfact_small": "DialFact", "frank_test": "FRANK",
+             "summac_factcc": "FactCC", "summac_polytope": "Polytope", "tofueval_meetb": "MeetB", "wice_dev": "WiCE"}
+    lines += ["## How the accurate tier reads long sources", "",
+              f"`e-c` of `{res['model']}` under each registered reading ([preregistration/nli-base.md](preregistration/nli-base.md), "
+              "\"Reading R1\"): `wW` source sentences per window, `kK` windows kept per claim sentence (most shared content words), "
+              "claim sentences pooled by `mean`, `min` or `softmin`; `doc-chunks` judges the whole claim against token-budgeted "
+              f"chunks. The current reading is `{cur}`. ROC AUC (%) per dev set (all rows); pairs put to the model.", "",
+              "| reading | mean | " + " | ".join(short[s] for s in READING_SETS) + " | pairs |",
+              "|---|---:|" + "---:|" * len(READING_SETS) + "---:|"]
+    rows = sorted(sel["variants"].items(), key=lambda kv: -kv[1]["mean"])
+    for name, v in rows:
+        label = f"**{name}** (current)" if name == cur else (f"{name} (best on all sets)" if name == sel["best_on_all"] else name)
+        lines.append(f"| {label} | {_pct(v['mean'])} | " + " | ".join(_pct(v["per_set"][s]) for s in READING_SETS) + f" | {v['pairs']:,} |")
+    for b, v in sel["baselines"].items():
+        lines.append(f"| {b} (no model) | {_pct(v['mean'])} | " + " | ".join(_pct(v["per_set"][s]) for s in READING_SETS) + " | |")
+    lines += ["", "Chosen without the set it is scored on (leave-one-dataset-out), and without the task (leave-one-task-out):", "",
+              "| held out | reading chosen on the rest | its AUC | current reading |", "|---|---|---:|---:|"]
+    for s in READING_SETS:
+        r = sel["lodo"][s]
+        lines.append(f"| {short[s]} | {r['chosen']} | {_pct(r['auc'])} | {_pct(r['current'])} |")
+    lines.append(f"| **mean over sets** | | **{_pct(sel['lodo_mean'])}** | {_pct(sel['current_mean'])} |")
+    for task, r in sel["loto"].items():
+        lines.append(f"| task: {task} ({', '.join(short[s] for s in r['sets'])}) | {r['chosen']} | {_pct(r['auc'])} | {_pct(r['current'])} |")
+    lines.append(f"| **mean over tasks** | | **{_pct(sel['loto_mean'])}** | {_pct(sel['current_task_mean'])} |")
+    worse = ", ".join(short[s] for s in sel["significantly_worse"]) or "none"
+    lines += ["", f"Best on all sets: `{sel['best_on_all']}`; sets significantly worse than with the current reading "
+              f"(paired approximate randomisation, p < 0.05): {worse}."]
+    if res.get("contrast"):
+        c = res["contrast"]
+        lines.append("Contrast suite (argument swaps / bag-of-words swaps / faithful counterparts): " + "; ".join(
+            f"`{n}` " + " / ".join(_pct(x) for x in c[n].values()) for n in c if n != "passes") + ".")
+    if res.get("cost"):
+        k = res["cost"]
+        lines.append(f"Seconds per FRANK row ({k['n']} rows, no cache): " + ", ".join(f"`{n}` {t:.3f}" for n, t in k["s_per_row"].items())
+                     + f" ({k['ratio']:.2f} ×).")
+    lines += ["", *_commands(_load("reading", "meta.json")), ""]
+
+
 def _default_revision() -> str | None:
     from veridic.nli._backend import _read_revision
     from veridic.nli._models import embedded_model_path
@@ -532,7 +582,7 @@ def render() -> str:
              "load tests) are in the [development log](history/benchmarks-log.md) with their commands, and "
              "`benchmarks/README.md` in the repository lists the script behind each.", ""]
     for name, fn in (("dev", _dev), ("contrast", _contrast), ("binding", _binding), ("accurate", _accurate), ("distill", _distill), ("commercial", _commercial), ("spans", _spans),
-                     ("spans-mpnet", _spans_mpnet), ("speed", _speed)):
+                     ("spans-mpnet", _spans_mpnet), ("reading", _reading), ("speed", _speed)):
         if (RESULTS / name / "meta.json").is_file():
             fn(lines)
         else:

@@ -537,3 +537,27 @@ def test_a_pair_tagged_again_is_not_run_through_the_model_again(monkeypatch):
     tagger.forget()  # as a timing run needs: every pair runs again
     tagger.char_probabilities(sources=[src], claims=[wrong])
     assert rows == [2, 1, 1, 1, 1, 1]
+
+
+def test_a_backbone_cut_to_its_first_layers_keeps_their_weights_and_refuses_more_than_it_has(tmp_path, tiny_nli_dir):
+    import torch
+    from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
+
+    from veridic.detect._tagger_train import TaggerTrainConfig, _backbone
+    from veridic.errors import ConfigError
+    from veridic.nli.packed import read_packed, write_packed
+
+    full = AutoConfig.from_pretrained(tiny_nli_dir).num_hidden_layers
+    assert full >= 2
+    write_packed(model_dir=tiny_nli_dir, out_dir=tmp_path / "packed")
+    encoder = read_packed(tmp_path / "packed")
+    for ref in (str(tiny_nli_dir), str(tmp_path / "packed")):  # a model folder and a packed model alike
+        _, model = _backbone(ref, AutoTokenizer, AutoModelForTokenClassification, num_layers=1)
+        state = model.state_dict()
+        assert model.config.num_hidden_layers == 1 and not any(".layer.1." in k for k in state)
+        kept = [k for k in state if ".layer.0." in k and k in encoder]
+        assert kept and all(torch.allclose(state[k], encoder[k].to(state[k].dtype), atol=1e-2) for k in kept)
+        with pytest.raises(ConfigError, match=f"has {full} layers; {full + 1} were asked for"):
+            _backbone(ref, AutoTokenizer, AutoModelForTokenClassification, num_layers=full + 1)
+    with pytest.raises(ConfigError, match="num_layers must be a positive whole number"):
+        TaggerTrainConfig(num_layers=0)

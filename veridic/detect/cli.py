@@ -343,6 +343,8 @@ if typer is not None:
         backbone: str = typer.Option("backbone:all-minilm-l6-v2", "--backbone",
                                      help="Encoder to start from: a registered backbone (backbone:all-minilm-l6-v2, "
                                           "backbone:all-mpnet-base-v2), a model folder, or a packed veridic model such as a shipped NLI model."),
+        num_layers: int | None = typer.Option(None, "--num-layers", min=1,
+                                              help="Keep only the backbone's first N encoder layers (default: all); part of the run's config."),
         epochs: float | None = typer.Option(None, "--epochs",
                                             help="Passes over the training pieces (default: the recipe's 2; part of the run's config, so a "
                                                  "stage with another number is refused)."),
@@ -380,7 +382,7 @@ if typer is not None:
             rows = [*syn, *entfa * entfa_repeat]
             card = {"synthetic": card_syn[0] if len(card_syn) == 1 else card_syn,
                     "entfa_xsum_train": {"rows": len(entfa), "repeat": entfa_repeat}}
-            config = TaggerTrainConfig(piece_sentences=piece_sentences, backbone=backbone,
+            config = TaggerTrainConfig(piece_sentences=piece_sentences, backbone=backbone, num_layers=num_layers,
                                        **({} if epochs is None else {"epochs": float(epochs)}))
             if export_checkpoint:
                 summary = export_newest_checkpoint(rows=rows, output_dir=out, config=config, data_card=card)
