@@ -494,6 +494,12 @@ def _reading(lines: list[str]) -> None:
     worse = ", ".join(short[s] for s in sel["significantly_worse"]) or "none"
     lines += ["", f"Best on all sets: `{sel['best_on_all']}`; sets significantly worse than with the current reading "
               f"(paired approximate randomisation, p < 0.05): {worse}."]
+    rule = sel["rule_dev"]
+    held = (res.get("contrast") or {}).get("passes", True) and (res.get("cost") or {}).get("passes", True)
+    lines.append(f"The registered rule: **{'adopted' if sel['passes_dev'] and held else 'not adopted, the current reading stays'}** "
+                 f"(another reading than the current: {_met(rule['a_not_current'])}; held-out mean over sets at least the current + 0.5: "
+                 f"{_met(rule['b_lodo_margin'])}; over tasks: {_met(rule['c_loto_margin'])}; no set significantly worse: "
+                 f"{_met(rule['d_no_set_worse'])}).")
     if res.get("contrast"):
         c = res["contrast"]
         lines.append("Contrast suite (argument swaps / bag-of-words swaps / faithful counterparts): " + "; ".join(
