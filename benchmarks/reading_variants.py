@@ -10,7 +10,7 @@ answers are pooled: sentences per window (``window_sentences``), windows kept pe
 (``max_windows``), how claim sentences are pooled (``claim_aggregation``), or the whole claim against
 token-budgeted chunks (``granularity="document"``). The model and the method (``e-c``) stay fixed.
 
-Steps (``--steps``, default ``dev,select,contrast,cost``):
+Steps (``--steps``, default all; a step runs the ones it reads first):
 
 - ``plan``: per variant, the number of (window, claim sentence) pairs and their characters on the dev pool;
 - ``dev``: ROC AUC of every variant on every dev set. Model calls go through the on-disk prediction cache, so
@@ -117,7 +117,7 @@ def dev(*, model: str, data: str) -> dict:
     cache = ScoreCache(directory=default_cache_dir())
     sets = _datasets(data)
     res: dict = {"auc": {}, "scores": {}}
-    # Cheapest pair sets first, so that an early stop leaves the most variants finished.
+    # The grid's order runs the shortest windows first and the readings that share pairs one after another.
     for name in variants():
         sc = build_scorer(_config(name), backend=backend)
         res["auc"][name], res["scores"][name] = {}, {}
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="veridic-nli-mpnet-base", help="the model whose reading is chosen (name, folder or hub id)")
     ap.add_argument("--data", default=os.environ.get("VERIDIC_DATA", "../shared/data") + "/bench")
-    ap.add_argument("--steps", default="plan,dev,select,contrast,cost")
+    ap.add_argument("--steps", default=",".join(STEPS))
     ap.add_argument("--cost-rows", type=int, default=100)
     ap.add_argument("-o", "--out", type=Path, required=True)
     ap.add_argument("--force", action="store_true", help="recompute the wanted steps")
@@ -245,18 +245,15 @@ def main(argv: list[str] | None = None) -> int:
     need = set(wanted) | ({"plan", "dev"} if {"select", "contrast", "cost"} & set(wanted) else set())
     need |= {"select"} if {"contrast", "cost"} & set(wanted) else set()
     res: dict = {}
-
-    def step(name):
-        return lambda: {"plan": lambda: plan(model=args.model, data=args.data),
-                        "dev": lambda: dev(model=args.model, data=args.data),
-                        "select": lambda: select(dev_res=res["dev"], plan_res=res["plan"]),
-                        "contrast": lambda: contrast(model=args.model, pick=res["select"]["best_on_all"]),
-                        "cost": lambda: cost(model=args.model, data=args.data, pick=res["select"]["best_on_all"], n=args.cost_rows)}[name]()
-
+    # Each step reads the results of the steps before it (kept in OUT), so they run one at a time, in order.
+    runners = {"plan": lambda: plan(model=args.model, data=args.data),
+               "dev": lambda: dev(model=args.model, data=args.data),
+               "select": lambda: select(dev_res=res["dev"], plan_res=res["plan"]),
+               "contrast": lambda: contrast(model=args.model, pick=res["select"]["best_on_all"]),
+               "cost": lambda: cost(model=args.model, data=args.data, pick=res["select"]["best_on_all"], n=args.cost_rows)}
     stamp = {"model": model_stamp(args.model), "grid": variants(), "data": str(Path(args.data).resolve())}
-    for name in STEPS:
-        if name in need:
-            res.update(run_steps(order=STEPS, wanted=[name], run={name: step(name)}, out=args.out, force=args.force and name in wanted, stamp=stamp))
+    for name in (s for s in STEPS if s in need):
+        res.update(run_steps(order=STEPS, wanted=[name], run={name: runners[name]}, out=args.out, force=args.force and name in wanted, stamp=stamp))
     # One JSON line (benchmarks/report.py keeps it): the selection with every reading's per-set AUC, contrast, cost.
     print(json.dumps({"model": args.model, "current": CURRENT, "select": res.get("select"), "contrast": res.get("contrast"),
                       "cost": res.get("cost")}))
