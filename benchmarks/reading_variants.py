@@ -91,12 +91,13 @@ def plan(*, model: str, data: str) -> dict:
     from veridic.factory import build_scorer
 
     backend = _backend(model, cached=False)
+    pairs = [([e.pair.source for e in ds.examples], [e.pair.claim for e in ds.examples]) for ds in _datasets(data)]
     res: dict = {}
     for name in variants():
         sc = build_scorer(_config(name), backend=backend)
         n_pairs = n_chars = 0
-        for ds in _datasets(data):
-            units = sc._units([e.pair.source for e in ds.examples], [e.pair.claim for e in ds.examples])
+        for sources, claims in pairs:
+            units = sc._units(sources, claims)
             for u in units:
                 n_pairs += len(u.windows)
                 n_chars += sum(len(w.text) + len(u.claim_span.text) for w in u.windows)

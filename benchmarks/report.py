@@ -461,12 +461,10 @@ def _commercial(lines: list[str]) -> None:
         "default.", ""])
 
 
-READING_SETS = ("begin2_cmu", "begin2_tc", "dialfact_small", "frank_test", "summac_factcc", "summac_polytope", "tofueval_meetb", "wice_dev")
-
-
 def _reading(lines: list[str]) -> None:
     res = _load("reading", "result.json")
     sel, cur = res["select"], res["current"]
+    sets = list(sel["lodo"])  # every dev set, in the order the run read them
     short = {"begin2_cmu": "BEGIN-CMU", "begin2_tc": "BEGIN-TC", "dialfact_small": "DialFact", "frank_test": "FRANK",
              "summac_factcc": "FactCC", "summac_polytope": "Polytope", "tofueval_meetb": "MeetB", "wice_dev": "WiCE"}
     lines += ["## How the accurate tier reads long sources", "",
@@ -474,17 +472,17 @@ def _reading(lines: list[str]) -> None:
               "\"Reading R1\"): `wW` source sentences per window, `kK` windows kept per claim sentence (most shared content words), "
               "claim sentences pooled by `mean`, `min` or `softmin`; `doc-chunks` judges the whole claim against token-budgeted "
               f"chunks. The current reading is `{cur}`. ROC AUC (%) per dev set (all rows); pairs put to the model.", "",
-              "| reading | mean | " + " | ".join(short[s] for s in READING_SETS) + " | pairs |",
-              "|---|---:|" + "---:|" * len(READING_SETS) + "---:|"]
+              "| reading | mean | " + " | ".join(short[s] for s in sets) + " | pairs |",
+              "|---|---:|" + "---:|" * len(sets) + "---:|"]
     rows = sorted(sel["variants"].items(), key=lambda kv: -kv[1]["mean"])
     for name, v in rows:
         label = f"**{name}** (current)" if name == cur else (f"{name} (best on all sets)" if name == sel["best_on_all"] else name)
-        lines.append(f"| {label} | {_pct(v['mean'])} | " + " | ".join(_pct(v["per_set"][s]) for s in READING_SETS) + f" | {v['pairs']:,} |")
+        lines.append(f"| {label} | {_pct(v['mean'])} | " + " | ".join(_pct(v["per_set"][s]) for s in sets) + f" | {v['pairs']:,} |")
     for b, v in sel["baselines"].items():
-        lines.append(f"| {b} (no model) | {_pct(v['mean'])} | " + " | ".join(_pct(v["per_set"][s]) for s in READING_SETS) + " | |")
+        lines.append(f"| {b} (no model) | {_pct(v['mean'])} | " + " | ".join(_pct(v["per_set"][s]) for s in sets) + " | |")
     lines += ["", "Chosen without the set it is scored on (leave-one-dataset-out), and without the task (leave-one-task-out):", "",
               "| held out | reading chosen on the rest | its AUC | current reading |", "|---|---|---:|---:|"]
-    for s in READING_SETS:
+    for s in sets:
         r = sel["lodo"][s]
         lines.append(f"| {short[s]} | {r['chosen']} | {_pct(r['auc'])} | {_pct(r['current'])} |")
     lines.append(f"| **mean over sets** | | **{_pct(sel['lodo_mean'])}** | {_pct(sel['current_mean'])} |")

@@ -95,8 +95,9 @@ def pack_source(source: str, claim: str, *, count_tokens: Callable[[str], int], 
     return " ".join(sents[i] for i in sorted(keep)), len(keep)
 
 
-def _is_sentence_bound(value: object) -> bool:
-    """Whether ``value`` may bound a claim piece's sentences: None (no bound) or a positive int, never a bool."""
+def _positive_int_or_none(value: object) -> bool:
+    """Whether ``value`` may bound a count (a claim piece's sentences, an encoder's layers): None (no bound) or a
+    positive int, never a bool."""
     return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
 
 
@@ -110,7 +111,7 @@ def claim_pieces(claim: str, *, count_tokens: Callable[[str], int], max_tokens: 
     """
     from veridic.text import split_sentences
 
-    if not _is_sentence_bound(max_sentences):
+    if not _positive_int_or_none(max_sentences):
         raise ConfigError(f"max_sentences must be a positive whole number or None; got {max_sentences!r}.")
     sents = split_sentences(claim) or []
     if not sents:
@@ -235,12 +236,12 @@ class SpanTagger:
         self.max_length = int(self.meta.get("max_length", 256))
         # absent in taggers written before the setting existed: pieces bounded by tokens alone, as they were scored
         self.piece_sentences = self.meta.get("piece_sentences")
-        if not _is_sentence_bound(self.piece_sentences):
+        if not _positive_int_or_none(self.piece_sentences):
             raise ConfigError(f"{meta_file}: piece_sentences must be a positive whole number (or absent); got "
                               f"{self.piece_sentences!r}. Remove the key to tag pieces of up to {CLAIM_PIECE_TOKENS} tokens.")
         # absent: a piece is read alone, as taggers written before the setting were scored
         self.piece_context = self.meta.get("piece_context_sentences")
-        if self.piece_context is not None and (not _is_sentence_bound(self.piece_context) or self.piece_sentences is None):
+        if self.piece_context is not None and (not _positive_int_or_none(self.piece_context) or self.piece_sentences is None):
             raise ConfigError(f"{meta_file}: piece_context_sentences must be a positive whole number and needs piece_sentences; "
                               f"got {self.piece_context!r} with piece_sentences {self.piece_sentences!r}. Remove the key to read "
                               "each piece alone.")

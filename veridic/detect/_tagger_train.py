@@ -51,15 +51,15 @@ class TaggerTrainConfig:
     num_layers: int | None = None
 
     def __post_init__(self) -> None:
-        from veridic.detect._tagger import _is_sentence_bound
+        from veridic.detect._tagger import _positive_int_or_none
 
         if self.max_length < 64 or self.batch_size < 1 or self.epochs <= 0 or self.lr <= 0:
             raise ConfigError(f"TaggerTrainConfig: max_length >= 64, batch_size >= 1, epochs > 0 and lr > 0 are required; got {self}.")
         if not 0 <= self.held_back_fraction < 1:
             raise ConfigError(f"held_back_fraction must lie in [0, 1); got {self.held_back_fraction}.")
-        if not _is_sentence_bound(self.piece_sentences):
+        if not _positive_int_or_none(self.piece_sentences):
             raise ConfigError(f"piece_sentences must be a positive whole number or None; got {self.piece_sentences!r}.")
-        if self.num_layers is not None and (isinstance(self.num_layers, bool) or not isinstance(self.num_layers, int) or self.num_layers < 1):
+        if not _positive_int_or_none(self.num_layers):
             raise ConfigError(f"num_layers must be a positive whole number or None (all layers); got {self.num_layers!r}.")
 
 
