@@ -1,14 +1,17 @@
 """How the scorer reads long sources: every registered reading of ``e-c`` on the dev pool, and the one the
-registered rule selects leave-one-dataset-out and leave-one-task-out (docs/preregistration/nli-base.md, "Reading R1").
+registered rule selects leave-one-dataset-out and leave-one-task-out (docs/preregistration/nli-base.md, "Reading R1"
+and "Reading R2").
 
     python benchmarks/reading_variants.py --steps plan -o runs/reading-r1          # pair counts, no model call
     python benchmarks/reading_variants.py -o runs/reading-r1                       # hours on 2 cores; resumable
+    python benchmarks/reading_variants.py --grid r2 -o runs/reading-r2             # R1's readings and R2's four
     python benchmarks/reading_variants.py --model veridic-nli-minilm-l6 -o runs/reading-r1-fast
 
 A reading is the part of a :class:`~veridic.config.ScorerConfig` that decides what the model sees and how its
 answers are pooled: sentences per window (``window_sentences``), windows kept per claim sentence
 (``max_windows``), how claim sentences are pooled (``claim_aggregation``), or the whole claim against
-token-budgeted chunks (``granularity="document"``). The model and the method (``e-c``) stay fixed.
+token-budgeted chunks (``granularity="document"``). The model and the method (``e-c``) stay fixed. Grid ``r2`` adds
+windows of two lengths in one pool (``window_sentences`` a pair) and the per-row mean of two R1 readings' scores.
 
 Steps (``--steps``, default all; a step runs the ones it reads first):
 
@@ -53,19 +56,46 @@ CONTRAST_FLOORS = {"group:argument swaps": 0.80, "group:bag-of-words swaps": 0.8
 COST_CAP = 2.0
 
 
-def variants() -> dict[str, dict]:
-    """The registered grid: name -> ScorerConfig options (method ``e-c`` and everything else at its default)."""
+GRIDS = ("r1", "r2")
+#: Reading R2's readings the scorer computes: windows of two lengths in one pool, 4 of each kept.
+UNIONS = {"u12-k4": (1, 2), "u13-k4": (1, 3)}
+#: Reading R2's readings computed from two R1 readings: the per-row mean of their scores.
+AVERAGES = {"a12-k4": ("w1-k4-mean", "w2-k4-mean"), "a13-k4": ("w1-k4-mean", "w3-k4-mean")}
+
+
+def variants(grid: str = "r1") -> dict[str, dict]:
+    """The registered readings the scorer computes: name -> ScorerConfig options (method ``e-c``, the rest at its default)."""
+    if grid not in GRIDS:
+        raise ValueError(f"unknown grid {grid!r}; expected one of {', '.join(GRIDS)}")
     out: dict[str, dict] = {}
     for w, k, agg in itertools.product((1, 2, 3), (4, 8), ("mean", "min", "softmin")):
         out[f"w{w}-k{k}-{agg}"] = {"window_sentences": w, "max_windows": k, "claim_aggregation": agg}
     out["doc-chunks"] = {"granularity": "document"}
+    if grid == "r2":
+        for name, lengths in UNIONS.items():
+            out[name] = {"window_sentences": lengths, "max_windows": 4, "claim_aggregation": "mean"}
     return out
+
+
+def averages(grid: str = "r1") -> dict[str, tuple[str, str]]:
+    """The registered readings that average two others' per-row scores: name -> the two readings."""
+    return dict(AVERAGES) if grid == "r2" else {}
+
+
+def readings(grid: str = "r1") -> list[str]:
+    """Every reading the grid's selection chooses among."""
+    return [*variants(grid), *averages(grid)]
+
+
+def _components(name: str) -> tuple[str, ...]:
+    """The scorer-computed readings behind a reading: itself, or the two an average reads."""
+    return AVERAGES.get(name, (name,))
 
 
 def _config(name: str):
     from veridic.config import ScorerConfig
 
-    return ScorerConfig(method="e-c", name=f"e-c[{name}]", **variants()[name])
+    return ScorerConfig(method="e-c", name=f"e-c[{name}]", **variants("r2")[name])
 
 
 def _datasets(data: str):
@@ -86,14 +116,15 @@ def _backend(model: str, *, cached: bool = True):
     return CachedBackend(inner, path=nli_cache_path(score_dir=default_cache_dir())) if cached else inner
 
 
-def plan(*, model: str, data: str) -> dict:
-    """Pairs each variant puts to the model on the dev pool (windows are built from the tokenizer alone)."""
+def plan(*, model: str, data: str, grid: str = "r1") -> dict:
+    """Pairs each variant puts to the model on the dev pool (windows are built from the tokenizer alone); an
+    average puts both of its readings' pairs."""
     from veridic.factory import build_scorer
 
     backend = _backend(model, cached=False)
     pairs = [([e.pair.source for e in ds.examples], [e.pair.claim for e in ds.examples]) for ds in _datasets(data)]
     res: dict = {}
-    for name in variants():
+    for name in variants(grid):
         sc = build_scorer(_config(name), backend=backend)
         n_pairs = n_chars = 0
         for sources, claims in pairs:
@@ -103,10 +134,12 @@ def plan(*, model: str, data: str) -> dict:
                 n_chars += sum(len(w.text) + len(u.claim_span.text) for w in u.windows)
         res[name] = {"pairs": n_pairs, "chars": n_chars}
         print(f"{name}: {n_pairs} pairs, {n_chars / 1e6:.1f} M characters", file=sys.stderr, flush=True)
+    for name, parts in averages(grid).items():
+        res[name] = {k: sum(res[p][k] for p in parts) for k in ("pairs", "chars")}
     return res
 
 
-def dev(*, model: str, data: str) -> dict:
+def dev(*, model: str, data: str, grid: str = "r1") -> dict:
     """AUC of every variant on every dev set (scores kept in the benchmark score cache)."""
     from sklearn.metrics import roc_auc_score
 
@@ -119,7 +152,7 @@ def dev(*, model: str, data: str) -> dict:
     sets = _datasets(data)
     res: dict = {"auc": {}, "scores": {}}
     # The grid's order runs the shortest windows first and the readings that share pairs one after another.
-    for name in variants():
+    for name in variants(grid):
         sc = build_scorer(_config(name), backend=backend)
         res["auc"][name], res["scores"][name] = {}, {}
         for ds in sets:
@@ -134,6 +167,16 @@ def dev(*, model: str, data: str) -> dict:
             run = score_dataset(scorer=sc, dataset=ds, cache=cache)
             res["auc"][base][ds.name] = float(roc_auc_score(run.labels, run.scores))
     res["labels"] = {ds.name: list(map(int, ds.labels)) for ds in sets}
+    return add_averages(res, grid=grid)
+
+
+def add_averages(res: dict, *, grid: str) -> dict:
+    """The dev step's result with each average's per-row scores (the mean of its two readings') and AUCs added."""
+    from sklearn.metrics import roc_auc_score
+
+    for name, parts in averages(grid).items():
+        res["scores"][name] = {s: [float(x) for x in np.mean([res["scores"][p][s] for p in parts], axis=0)] for s in res["labels"]}
+        res["auc"][name] = {s: float(roc_auc_score(res["labels"][s], res["scores"][name][s])) for s in res["labels"]}
     return res
 
 
@@ -146,13 +189,13 @@ def choose(auc: dict[str, dict[str, float]], *, on: Sequence[str], cost: dict[st
     return max(auc, key=lambda v: (round(_mean(auc[v], on), 10), v == CURRENT, -cost.get(v, 0)))
 
 
-def select(*, dev_res: dict, plan_res: dict) -> dict:
+def select(*, dev_res: dict, plan_res: dict, grid: str = "r1") -> dict:
     """The registered selection and the rule's verdict on the dev step's AUCs."""
     from veridic.bench._metrics import approximate_randomization
 
-    auc = {v: dev_res["auc"][v] for v in variants()}
+    auc = {v: dev_res["auc"][v] for v in readings(grid)}
     sets = list(next(iter(auc.values())))
-    cost = {v: plan_res[v]["pairs"] for v in variants()}
+    cost = {v: plan_res[v]["pairs"] for v in readings(grid)}
     lodo = {}
     for s in sets:
         pick = choose(auc, on=[x for x in sets if x != s], cost=cost)
@@ -200,9 +243,14 @@ def contrast(*, model: str, pick: str) -> dict:
     rows = load_suite_rules(ds.path)
     out = {}
     for name in dict.fromkeys((pick, CURRENT)):
-        sc = build_scorer(_config(name), backend=backend)
-        run = score_dataset(scorer=sc, dataset=ds, cache=cache, progress=True)
-        acc = rule_accuracy(rows=rows, scores={i: float(s) for i, s in zip(run.ids, run.scores)}, threshold=float(sc.threshold))
+        # An average's score is the mean of its readings' (all e-c, so one threshold).
+        per_row: dict[str, list[float]] = {}
+        for part in _components(name):
+            sc = build_scorer(_config(part), backend=backend)
+            run = score_dataset(scorer=sc, dataset=ds, cache=cache, progress=True)
+            for i, x in zip(run.ids, run.scores):
+                per_row.setdefault(i, []).append(float(x))
+        acc = rule_accuracy(rows=rows, scores={i: float(np.mean(xs)) for i, xs in per_row.items()}, threshold=float(sc.threshold))
         out[name] = {g: acc[g]["accuracy"] for g in CONTRAST_FLOORS}
     out["passes"] = all(out[pick][g] >= f for g, f in CONTRAST_FLOORS.items())
     return out
@@ -210,7 +258,8 @@ def contrast(*, model: str, pick: str) -> dict:
 
 def cost(*, model: str, data: str, pick: str, n: int) -> dict:
     """Seconds per FRANK row on this machine, no prediction cache, the model loaded once; each reading timed twice
-    in alternation and the faster run kept, so that neither pays for a cold start."""
+    in alternation and the faster run kept, so that neither pays for a cold start. An average runs its two
+    readings one after the other."""
     from veridic.factory import build_scorer
 
     (frank,) = [d for d in _datasets(data) if d.name == "frank_test"]
@@ -220,9 +269,10 @@ def cost(*, model: str, data: str, pick: str, n: int) -> dict:
     names = list(dict.fromkeys((CURRENT, pick)))
     for _ in range(2):
         for name in names:
-            sc = build_scorer(_config(name), backend=backend)
+            scorers = [build_scorer(_config(part), backend=backend) for part in _components(name)]
             t0 = time.perf_counter()
-            sc.score(sources=[e.pair.source for e in ex], claims=[e.pair.claim for e in ex])
+            for sc in scorers:
+                sc.score(sources=[e.pair.source for e in ex], claims=[e.pair.claim for e in ex])
             dt = (time.perf_counter() - t0) / len(ex)
             best[name] = min(best.get(name, dt), dt)
     ratio = best[pick] / best[CURRENT]
@@ -234,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="veridic-nli-mpnet-base", help="the model whose reading is chosen (name, folder or hub id)")
     ap.add_argument("--data", default=os.environ.get("VERIDIC_DATA", "../shared/data") + "/bench")
     ap.add_argument("--steps", default=",".join(STEPS))
+    ap.add_argument("--grid", default="r1", choices=GRIDS, help="r1: Reading R1's 19 readings; r2: those and Reading R2's four")
     ap.add_argument("--cost-rows", type=int, default=100)
     ap.add_argument("-o", "--out", type=Path, required=True)
     ap.add_argument("--force", action="store_true", help="recompute the wanted steps")
@@ -247,12 +298,12 @@ def main(argv: list[str] | None = None) -> int:
     need |= {"select"} if {"contrast", "cost"} & set(wanted) else set()
     res: dict = {}
     # Each step reads the results of the steps before it (kept in OUT), so they run one at a time, in order.
-    runners = {"plan": lambda: plan(model=args.model, data=args.data),
-               "dev": lambda: dev(model=args.model, data=args.data),
-               "select": lambda: select(dev_res=res["dev"], plan_res=res["plan"]),
+    runners = {"plan": lambda: plan(model=args.model, data=args.data, grid=args.grid),
+               "dev": lambda: dev(model=args.model, data=args.data, grid=args.grid),
+               "select": lambda: select(dev_res=res["dev"], plan_res=res["plan"], grid=args.grid),
                "contrast": lambda: contrast(model=args.model, pick=res["select"]["best_on_all"]),
                "cost": lambda: cost(model=args.model, data=args.data, pick=res["select"]["best_on_all"], n=args.cost_rows)}
-    stamp = {"model": model_stamp(args.model), "grid": variants(), "data": str(Path(args.data).resolve())}
+    stamp = {"model": model_stamp(args.model), "grid": {**variants(args.grid), **averages(args.grid)}, "data": str(Path(args.data).resolve())}
     for name in (s for s in STEPS if s in need):
         res.update(run_steps(order=STEPS, wanted=[name], run={name: runners[name]}, out=args.out, force=args.force and name in wanted, stamp=stamp))
     # One JSON line (benchmarks/report.py keeps it): the selection with every reading's per-set AUC, contrast, cost.

@@ -228,6 +228,11 @@ def test_config_file_and_flags(tmp_path):
     cfg.write_text("method: e-c\nmax_window: 3\n", encoding="utf-8")
     r = _run("score", "--backend", "dummy", "--config", str(cfg), "--source", "A b.", "--claim", "A b.")
     assert r.exit_code == 2 and "Unknown scorer option(s) 'max_window'" in r.output and "Did you mean 'max_windows'" in r.output
+    cfg.write_text("method: e-c\nwindow_sentences: [1, 2]\n", encoding="utf-8")
+    r = _run("score", "--backend", "dummy", "--config", str(cfg), "--source", "A b. C d.", "--claim", "A b.", "--json")
+    assert r.exit_code == 0, r.output
+    r = _run("score", "--backend", "dummy", "--window-sentences", "1,x", "--source", "A b.", "--claim", "A b.")
+    assert r.exit_code == 2 and "--window-sentences takes a whole number or comma-separated ones" in r.output
 
 
 def test_lazy_command_help_strings_match_the_subcommands():
@@ -241,3 +246,10 @@ def test_lazy_command_help_strings_match_the_subcommands():
         own = obj.info.help if is_app else (obj.__doc__ or "").strip().splitlines()[0]
         assert own.startswith(help_text.rstrip(".")) or help_text.startswith(own.rstrip(".")), (name, own, help_text)
         assert isinstance(obj, typer.Typer) == is_app
+
+
+def test_window_sentences_flag_takes_one_length_or_several():
+    from veridic.cli_options import scorer_config
+
+    assert scorer_config(None, method="e-c", window_sentences="2,1").window_sentences == (1, 2)
+    assert scorer_config(None, method="e-c", window_sentences="3").window_sentences == 3

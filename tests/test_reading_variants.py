@@ -75,3 +75,40 @@ def test_a_reading_better_everywhere_passes_the_dev_part_of_the_rule_and_a_signi
     assert res["passes_dev"] and not res["significantly_worse"]
     worse = select(dev_res=_dev(auc, shift={"w3-k4-mean": -1.5}), plan_res=_plan())
     assert set(worse["significantly_worse"]) == set(SETS) and not worse["rule_dev"]["d_no_set_worse"]
+
+
+def test_the_second_grid_adds_two_pooled_lengths_and_two_averages_of_first_grid_readings():
+    from reading_variants import AVERAGES, _components, averages, readings
+
+    r1, r2 = variants("r1"), variants("r2")
+    assert set(r2) - set(r1) == {"u12-k4", "u13-k4"} and all(r2[v] == r1[v] for v in r1)
+    assert _config("u13-k4").window_sentences == (1, 3) and _config("u13-k4").max_windows == 4
+    assert readings("r1") == list(r1) and set(readings("r2")) == set(r2) | set(AVERAGES)
+    assert all(set(parts) <= set(r1) for parts in averages("r2").values()) and averages("r1") == {}
+    assert _components("a13-k4") == ("w1-k4-mean", "w3-k4-mean") and _components(CURRENT) == (CURRENT,)
+    with pytest.raises(ValueError, match="unknown grid"):
+        variants("r3")
+
+
+def test_an_average_is_selected_on_its_own_auc_with_the_pairs_of_both_its_readings():
+    from reading_variants import readings
+
+    auc = {v: dict.fromkeys(SETS, 0.70) for v in readings("r2")}
+    auc["a12-k4"] = dict.fromkeys(SETS, 0.78)
+    plan = {v: {"pairs": 100} for v in readings("r2")}
+    res = select(dev_res=_dev(auc, shift={"a12-k4": 1.5}), plan_res=plan, grid="r2")
+    assert res["best_on_all"] == "a12-k4" and res["passes_dev"]
+    assert set(res["variants"]) == set(readings("r2"))
+
+
+def test_an_average_scores_each_row_by_the_mean_of_its_two_readings():
+    from reading_variants import add_averages
+
+    labels = {"frank_test": [0, 0, 1, 1]}
+    # Each reading ranks one positive below a negative; their mean ranks every positive first.
+    scores = {"w1-k4-mean": {"frank_test": [0.0, 0.5, 0.4, 0.9]}, "w2-k4-mean": {"frank_test": [0.5, 0.0, 0.9, 0.4]},
+              "w3-k4-mean": {"frank_test": [0.0, 0.0, 0.1, 0.1]}}
+    res = add_averages({"labels": labels, "scores": scores, "auc": {}}, grid="r2")
+    assert res["scores"]["a12-k4"]["frank_test"] == pytest.approx([0.25, 0.25, 0.65, 0.65])
+    assert res["auc"]["a12-k4"]["frank_test"] == 1.0
+    assert res["auc"]["a13-k4"]["frank_test"] == 0.875

@@ -66,6 +66,35 @@ def test_max_windows_prefilter_keeps_the_relevant_window():
     assert v.score == pytest.approx(0.9)
 
 
+def test_windows_of_several_lengths_are_the_union_of_each_lengths_windows():
+    src = " ".join(f"Filler sentence {i} here." for i in range(12)) + " Zorro rode a horse. It was black."
+    claim = "Zorro rode a black horse."
+
+    def pairs(lengths):
+        b = WordBackend()
+        v = build_scorer(ScorerConfig(method="e", verbatim_support=False, structure_check=False, max_windows=2, window_sentences=lengths),
+                         backend=b).score(sources=[src], claims=[claim])[0]
+        return b.calls[0][0], v
+
+    one, v1 = pairs(1)
+    two, v2 = pairs(2)
+    both, v12 = pairs([2, 1])
+    # Each length keeps its own max_windows: the pool is exactly the two readings' windows, shorter windows first.
+    assert both == list(dict.fromkeys(one + two)) and len(both) == 4
+    # The best window of either length decides: "black" and "horse" meet only in the two-sentence window.
+    assert v12.score == pytest.approx(max(v1.score, v2.score)) and v12.score > v1.score
+    assert v12.evidence[0].text == "Zorro rode a horse. It was black."
+    d = build_scorer(ScorerConfig(method="e", window_sentences=[2, 1]), backend=WordBackend()).describe()
+    assert d["window_sentences"] == (1, 2) and d["model_calls_per_example"].startswith("S·2·min(W, 4)")
+
+
+def test_a_short_source_is_judged_once_when_two_window_lengths_cover_it_alike():
+    b = WordBackend()
+    build_scorer(ScorerConfig(method="e", verbatim_support=False, structure_check=False, window_sentences=[1, 2]), backend=b).score(
+        sources=["Acme makes rockets."], claims=["Acme makes rockets."])
+    assert b.calls[0][0] == ["Acme makes rockets."]
+
+
 def test_mc_dropout_reports_mean_and_spread():
     b = WordBackend()
     v = build_scorer(ScorerConfig(method="e", verbatim_support=False, mc_samples=15, structure_check=False), backend=b).score(sources=[SRC], claims=["Acme makes rockets."])[0]
@@ -114,6 +143,11 @@ def test_bad_options_are_rejected():
         build_scorer(ScorerConfig(method="e-c", verbatim_support=False, claim_aggregation="maen", structure_check=False), backend=b)
     with pytest.raises(ConfigError, match="mc_samples"):
         build_scorer(ScorerConfig(method="e-c", verbatim_support=False, mc_samples=1, structure_check=False), backend=b)
+    for bad in (0, [1, 1], [], [1, 0], [1, "2"], 1.5):
+        with pytest.raises(ConfigError, match="window_sentences"):
+            ScorerConfig(window_sentences=bad)  # type: ignore[arg-type]
+    # One length in a list is that length: the same reading and the same cache key.
+    assert ScorerConfig(window_sentences=[3]) == ScorerConfig(window_sentences=3)
 
 
 def test_context_is_prepended_only_when_asked():

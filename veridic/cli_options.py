@@ -62,7 +62,8 @@ McSamples = Annotated[int | None, typer.Option("--mc-samples", rich_help_panel=_
 Granularity = Annotated[str | None, typer.Option("--granularity", rich_help_panel=_SCORER, help="'sentence' (claim sentences vs source windows) or 'document' (whole claim vs chunks).")]
 SourceAgg = Annotated[str | None, typer.Option("--source-aggregation", rich_help_panel=_SCORER, help="Window per claim piece: max or first.")]
 ClaimAgg = Annotated[str | None, typer.Option("--claim-aggregation", "--aggregation", rich_help_panel=_SCORER, help="How claim sentences are pooled: mean, min or softmin.")]
-WindowSentences = Annotated[int | None, typer.Option("--window-sentences", rich_help_panel=_SCORER, help="Consecutive source sentences per window.")]
+WindowSentences = Annotated[str | None, typer.Option("--window-sentences", rich_help_panel=_SCORER,
+                                                     help="Consecutive source sentences per window; several lengths pooled: 1,2.")]
 MaxWindows = Annotated[int | None, typer.Option("--max-windows", rich_help_panel=_SCORER, help="Windows kept per claim sentence, most word overlap first (0 = all).")]
 WholeSource = Annotated[bool | None, typer.Option("--whole-source/--no-whole-source", rich_help_panel=_SCORER,
                                                      help="Also judge each claim sentence against the whole source when it fits the model.")]
@@ -130,6 +131,8 @@ def scorer_config(base: Any = None, *, config_file: Path | None = None, **flags:
         given["max_windows"] = None  # the flag's spelling of "all windows"
     if "hybrid_weights" in given:
         given["hybrid_weights"] = str(given["hybrid_weights"])
+    if isinstance(given.get("window_sentences"), str):
+        given["window_sentences"] = _window_lengths_flag(given["window_sentences"])
     options.update(given)
     method = options.pop("method", None)
     if method is not None:
@@ -141,6 +144,17 @@ def scorer_config(base: Any = None, *, config_file: Path | None = None, **flags:
         except RegistryError as exc:
             raise RegistryError(f"--method {method}: {exc}") from None
     return resolve_config(base, **options)
+
+
+def _window_lengths_flag(text: str) -> int | list[int]:
+    """``--window-sentences`` as one length (``2``) or several (``1,2``); ScorerConfig checks the values."""
+    from veridic.errors import ConfigError
+
+    try:
+        lengths = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ConfigError(f"--window-sentences takes a whole number or comma-separated ones, e.g. 2 or 1,2; got {text!r}.") from None
+    return lengths[0] if len(lengths) == 1 else lengths
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:

@@ -49,8 +49,9 @@ class ScorerConfig(_Record):
     ``overlap``, ``overlap-bigram`` or a plugin). ``mc_samples``: Monte-Carlo
     dropout samples (0 off, else >= 2; needs the torch backend).
     ``granularity``: ``sentence`` (each claim sentence against windows of
-    ``window_sentences`` consecutive source sentences) or ``document`` (the
-    whole claim against token-budgeted chunks). ``source_aggregation``
+    ``window_sentences`` consecutive source sentences; a list of lengths,
+    e.g. ``[1, 2]``, pools windows of each length, ``max_windows`` of each
+    kept) or ``document`` (the whole claim against token-budgeted chunks). ``source_aggregation``
     (``max``, ``first``) picks a window per claim piece;
     ``claim_aggregation`` (``mean``, ``min``, ``softmin``) pools sentences.
     ``max_windows``: keep at most this many windows per claim sentence, those
@@ -77,7 +78,7 @@ class ScorerConfig(_Record):
     granularity: str = "sentence"
     source_aggregation: str = "max"
     claim_aggregation: str = "mean"
-    window_sentences: int = 2
+    window_sentences: int | tuple[int, ...] = 2
     # Defaults measured on the dev sets: 4 windows and no whole-source pair cost no AUC against 8 windows + whole
     # source, with ~45 % fewer model tokens. The hybrid weights are fitted on this setting.
     max_windows: int | None = 4
@@ -107,9 +108,7 @@ class ScorerConfig(_Record):
         if self.claim_aggregation not in CLAIM_AGGREGATIONS:
             raise ConfigError(f"Unknown claim_aggregation {self.claim_aggregation!r}; expected one of {sorted(CLAIM_AGGREGATIONS)}."
                               + did_you_mean(str(self.claim_aggregation), CLAIM_AGGREGATIONS))
-        _int("window_sentences", self.window_sentences)
-        if self.window_sentences < 1:
-            raise ConfigError(f"window_sentences must be >= 1; got {self.window_sentences}.")
+        object.__setattr__(self, "window_sentences", _window_lengths(self.window_sentences))
         if self.max_windows is not None:
             _int("max_windows", self.max_windows)
             if self.max_windows < 1:
@@ -234,6 +233,19 @@ def _check_names(options: Mapping[str, Any]) -> None:
 def _int(name: str, v: Any) -> None:
     if isinstance(v, bool) or not isinstance(v, int):
         raise ConfigError(f"{name} must be a whole number; got {v!r}.")
+
+
+def _window_lengths(v: Any) -> int | tuple[int, ...]:
+    """``window_sentences`` as an int, or as a sorted tuple of distinct lengths (a YAML list arrives as a list)."""
+    lengths = list(v) if isinstance(v, (list, tuple)) else [v]
+    for n in lengths:
+        _int("window_sentences", n)
+        if n < 1:
+            raise ConfigError(f"window_sentences must be >= 1 (or a list of such lengths); got {v!r}.")
+    if not lengths or len(set(lengths)) != len(lengths):
+        raise ConfigError(f"window_sentences as a list needs distinct lengths, e.g. [1, 2]; got {v!r}.")
+    # One length in a list is that length: the same reading, the same cache key.
+    return lengths[0] if len(lengths) == 1 else tuple(sorted(lengths))
 
 
 def _number(name: str, v: Any) -> None:

@@ -149,6 +149,8 @@ class NLIScorer:
         if self.granularity == "document":
             return "W" + (f" + {self.mc_samples}" if self.mc_samples else "") + " (W = source chunks)"
         cap = f"min(W, {self.max_windows})" if self.max_windows else "W"
+        if isinstance(self.window_sentences, tuple):
+            return f"S·{len(self.window_sentences)}·{cap}{mc} (S = claim sentences, W = source windows of one length)"
         return f"S·{cap}{mc} (S = claim sentences, W = source windows)"
 
     # ------------------------------------------------------------------ building pairs
@@ -163,13 +165,27 @@ class NLIScorer:
             if ("doc", budget) not in cache:
                 cache[("doc", budget)] = chunk_text(source, token_offsets=offsets, max_tokens=budget, overlap_sentences=1, sentences=sents)
             return cache[("doc", budget)]
-        if budget not in cache:
-            # Windows depend on the source and the token budget only: built once per budget, shared by the
+        lengths = self.window_sentences if isinstance(self.window_sentences, tuple) else (self.window_sentences,)
+        picked: list[Span] = []
+        seen: set[tuple[int, int]] = set()
+        # Several lengths: each keeps its own max_windows, exactly the windows its one-length reading keeps, and
+        # a window two lengths share (a short source) is judged once.
+        for size in lengths:
+            for w in self._windows_of_length(size, source, claim_text, sents, offsets, cache, budget):
+                if (w.start, w.end) not in seen:
+                    seen.add((w.start, w.end))
+                    picked.append(w)
+        return picked
+
+    def _windows_of_length(self, size: int, source: str, claim_text: str, sents: list[Span], offsets: TokenOffsets, cache: dict,
+                           budget: int) -> list[Span]:
+        key = (budget, size)
+        if key not in cache:
+            # Windows depend on the source, the length and the token budget only: built once, shared by the
             # claim's sentences. Each base window covers a run of consecutive sentences, so its sentences are
             # a slice (no scan of the whole source per window: windowing stays linear in the source length).
             wins: list[Span] = []
             seen: set[tuple[int, int]] = set()
-            size = self.window_sentences
             n = len(sents)
             runs = [(0, n)] if n <= size else [(i, i + size) for i in range(n - size + 1)]
             for lo, hi in runs if sents else []:
@@ -182,11 +198,11 @@ class NLIScorer:
                 whole = Span(start=sents[0].start, end=sents[-1].end, text=source[sents[0].start:sents[-1].end])
                 if (whole.start, whole.end) not in seen:
                     wins.append(whole)  # short sources: also judge against all of it at once
-            cache[budget] = wins
-        wins = cache[budget]
+            cache[key] = wins
+        wins = cache[key]
         if self.max_windows is not None and len(wins) > self.max_windows:
             # Same content words as the lexical features (veridic.ling.lexical), so "overlap" means one thing.
-            words = cache.setdefault(("words", budget), {})
+            words = cache.setdefault(("words", key), {})
             for i, w in enumerate(wins):
                 if i not in words:
                     words[i] = set(content_words(w.text))
