@@ -106,7 +106,7 @@ def measurements() -> list[Measurement]:
             "reading",
             f"How the accurate tier (`{ACCURATE_MODEL_NAME}`) reads long sources: every registered reading of `e-c` on the "
             "eight dev sets, chosen leave-one-dataset-out and leave-one-task-out.",
-            (("python", "benchmarks/reading_variants.py", "--model", ACCURATE_MODEL_NAME, "--data", bench, "-o", str(RUNS / "reading")),),
+            (("python", "benchmarks/reading_variants.py", "--model", ACCURATE_MODEL_NAME, "--data", bench, "--grid", "r2", "-o", str(RUNS / "reading-r2")),),
         ),
         Measurement(
             "speed",
@@ -469,9 +469,11 @@ def _reading(lines: list[str]) -> None:
              "summac_factcc": "FactCC", "summac_polytope": "Polytope", "tofueval_meetb": "MeetB", "wice_dev": "WiCE"}
     lines += ["## How the accurate tier reads long sources", "",
               f"`e-c` of `{res['model']}` under each registered reading ([preregistration/nli-base.md](preregistration/nli-base.md), "
-              "\"Reading R1\"): `wW` source sentences per window, `kK` windows kept per claim sentence (most shared content words), "
-              "claim sentences pooled by `mean`, `min` or `softmin`; `doc-chunks` judges the whole claim against token-budgeted "
-              f"chunks. The current reading is `{cur}`. ROC AUC (%) per dev set (all rows); pairs put to the model.", "",
+              "\"Reading R1\" and \"Reading R2\"): `wW` source sentences per window, `kK` windows kept per claim sentence (most shared "
+              "content words), claim sentences pooled by `mean`, `min` or `softmin`; `doc-chunks` judges the whole claim against "
+              "token-budgeted chunks; `u12-k4` and `u13-k4` pool windows of two lengths (4 of each) and keep the best; `a12-k4` and "
+              "`a13-k4` average the scores of the one-sentence reading and the two- or three-sentence one. "
+              f"The current reading is `{cur}`. ROC AUC (%) per dev set (all rows); pairs put to the model.", "",
               "| reading | mean | " + " | ".join(short[s] for s in sets) + " | pairs |",
               "|---|---:|" + "---:|" * len(sets) + "---:|"]
     rows = sorted(sel["variants"].items(), key=lambda kv: -kv[1]["mean"])
