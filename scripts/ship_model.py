@@ -63,7 +63,7 @@ def main() -> None:
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--name", default=EMBEDDED_MODEL_NAME, choices=sorted([*EMBEDDED_MODELS, *TAGGERS]))
     ap.add_argument("--settings-from", type=Path, default=None,
-                    help="a tagger: carry the inference settings (piece_sentences, pipeline) of this tagger's tagger.json "
+                    help="a tagger: carry the inference settings (piece_sentences, pipeline, dtype) of this tagger's tagger.json "
                          "into the new one, e.g. veridic/models/veridic-tagger-minilm-l6, so it is read as the shipped one is")
     ap.add_argument("--packed", action="store_true", help="per-row int8 shards instead of fp32 safetensors + ONNX int8")
     ap.add_argument("--with-onnx", action="store_true",
@@ -163,7 +163,7 @@ def main() -> None:
 
 
 #: what a tagger.json holds about how the tagger is read, as opposed to what its training fitted
-INFERENCE_SETTINGS = ("piece_sentences", "pipeline")
+INFERENCE_SETTINGS = ("piece_sentences", "pipeline", "dtype")
 
 
 def _ship_tagger(run: Path, dest: Path, *, name: str, settings_from: Path | None = None) -> None:

@@ -100,14 +100,14 @@ def test_a_tagger_ships_packed_under_its_name_with_the_shipped_inference_setting
     shipped = tmp_path / "shipped"
     shipped.mkdir()
     (shipped / "tagger.json").write_text(json.dumps({"threshold": 0.25, "flag_threshold": 0.6, "piece_sentences": 1,
-                                                     "pipeline": {"content_words": True, "fixes_explain": True}}))
+                                                     "pipeline": {"content_words": True, "fixes_explain": True}, "dtype": "auto"}))
     dest = tmp_path / "veridic-tagger-mpnet-base"
     done = _run("scripts/ship_model.py", "--run", str(run), "--name", "veridic-tagger-mpnet-base", "--dest", str(dest),
                 "--settings-from", str(shipped))
     assert done.returncode == 0, done.stderr
     meta = json.loads((dest / "tagger.json").read_text())
     # how it is read comes from the shipped tagger; what training fitted (thresholds) stays its own
-    assert meta["piece_sentences"] == 1 and meta["pipeline"] == {"content_words": True, "fixes_explain": True}
+    assert meta["piece_sentences"] == 1 and meta["pipeline"] == {"content_words": True, "fixes_explain": True} and meta["dtype"] == "auto"
     assert meta["threshold"] == 0.35 and meta["flag_threshold"] == 0.55
     card = json.loads((dest / "veridic_model.json").read_text())
     assert card["name"] == "veridic-tagger-mpnet-base" and "veridic-nli-mpnet-base" in card["backbone"]
