@@ -21,6 +21,7 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -304,59 +305,67 @@ def _speed(lines: list[str]) -> None:
     lines += _commands(meta) + [""]
 
 
-def _spans(lines: list[str]) -> None:
-    meta, rep = _load("spans", "meta.json"), _load("spans", "spans.json")
-    lines += ["## Span detection on human annotations", "",
-              "Which characters of a generated text are unsupported, against human span annotations of real model output "
-              "(`../shared/data/spans`: EntFA annotates entities in XSum summaries, BUMP marks the edits of CNN/DM summaries, "
-              "DiaSumFact marks errors in dialogue summaries). *mark-everything* and *absent-words* (words the source never "
-              "uses) read no meaning; a detector that does not beat them on span F1 does not yet mark the right words. "
-              "70 % of the rows hold a span, so flagging every claim already gives example F1 0.83; balanced accuracy, the "
-              "flag rate beside the base rate and the paired difference against flagging everything say more.", ""]
-    judge = rep["predictors"].get("detector", {}).get("detector", {}).get("scorer", {}).get("revision")
-    if judge != _default_revision():
-        lines += [f"These figures were measured with an earlier default model as the judge (revision `{judge}`); "
-                  "`python benchmarks/report.py --run spans` measures them with the shipped one.", ""]
-    if "tagger" in rep["predictors"]:
-        lines += ["*tagger* is the learned span tagger (`veridic-tagger-minilm-l6`, token classification on MiniLM-L6, trained "
-                  "as registered in [preregistration/span-tagger.md](preregistration/span-tagger.md)); *pipeline* is the "
-                  "detector as it ships: the tagger proposes, the rules and the hybrid judge confirm, type and fix "
-                  "(`veridic detect`).", ""]
-    _span_tables(lines, "spans", rep)
+def _span_section(lines: list[str], folder: str, intro: Callable[[dict], list[str]]) -> None:
+    """One tagger's results folder: ``intro(spans.json)``, then its tables and the command that measured them."""
+    meta, rep = _load(folder, "meta.json"), _load(folder, "spans.json")
+    lines += intro(rep)
+    _span_tables(lines, folder, rep)
     lines += _commands(meta) + [""]
+
+
+def _spans(lines: list[str]) -> None:
+    def intro(rep: dict) -> list[str]:
+        out = ["## Span detection on human annotations", "",
+               "Which characters of a generated text are unsupported, against human span annotations of real model output "
+               "(`../shared/data/spans`: EntFA annotates entities in XSum summaries, BUMP marks the edits of CNN/DM summaries, "
+               "DiaSumFact marks errors in dialogue summaries). *mark-everything* and *absent-words* (words the source never "
+               "uses) read no meaning; a detector that does not beat them on span F1 does not yet mark the right words. "
+               "70 % of the rows hold a span, so flagging every claim already gives example F1 0.83; balanced accuracy, the "
+               "flag rate beside the base rate and the paired difference against flagging everything say more.", ""]
+        judge = rep["predictors"].get("detector", {}).get("detector", {}).get("scorer", {}).get("revision")
+        if judge != _default_revision():
+            out += [f"These figures were measured with an earlier default model as the judge (revision `{judge}`); "
+                    "`python benchmarks/report.py --run spans` measures them with the shipped one.", ""]
+        if "tagger" in rep["predictors"]:
+            out += ["*tagger* is the learned span tagger (`veridic-tagger-minilm-l6`, token classification on MiniLM-L6, trained "
+                    "as registered in [preregistration/span-tagger.md](preregistration/span-tagger.md)); *pipeline* is the "
+                    "detector as it ships: the tagger proposes, the rules and the hybrid judge confirm, type and fix "
+                    "(`veridic detect`).", ""]
+        return out
+
+    _span_section(lines, "spans", intro)
 
 
 def _spans_mpnet(lines: list[str]) -> None:
-    meta, rep = _load("spans-mpnet", "meta.json"), _load("spans-mpnet", "spans.json")
-    lines += ["### The base-size tagger", "",
-              "`veridic-tagger-mpnet-base`: the same token classification on the accurate tier's MPNet-base encoder (109.5 M "
-              "parameters; model card: `veridic/models/veridic-tagger-mpnet-base/README.md`), "
-              "registered and scored once as the fourth recipe of [preregistration/span-tagger.md](preregistration/span-tagger.md). "
-              "It failed only the cost condition, so it ships beside the default tagger: `--tagger veridic-tagger-mpnet-base`. "
-              "*tagger* and *pipeline* below are this tagger alone and the detector with it.", ""]
-    where = rep["predictors"].get("tagger", {}).get("tagger", {}).get("tagger", "")
-    if where and not where.endswith("veridic/models/veridic-tagger-mpnet-base"):
-        lines += [f"The span table was measured on the same files at `{where}`, before they moved into the package "
-                  "(the registered scoring).", ""]
-    if not (RESULTS / "spans-mpnet" / "wice.json").exists():
-        lines += ["Its WiCE, detector-suite and cost figures, read in the same registered scoring, are in its model card and "
-                  "the pre-registration (\"v4: result\"); `python benchmarks/report.py --run spans-mpnet` measures them here.", ""]
-    _span_tables(lines, "spans-mpnet", rep)
-    lines += _commands(meta) + [""]
+    def intro(rep: dict) -> list[str]:
+        out = ["### The base-size tagger", "",
+               "`veridic-tagger-mpnet-base`: the same token classification on the accurate tier's MPNet-base encoder (109.5 M "
+               "parameters; model card: `veridic/models/veridic-tagger-mpnet-base/README.md`), "
+               "registered and scored once as the fourth recipe of [preregistration/span-tagger.md](preregistration/span-tagger.md). "
+               "It failed only the cost condition, so it ships beside the default tagger: `--tagger veridic-tagger-mpnet-base`. "
+               "*tagger* and *pipeline* below are this tagger alone and the detector with it.", ""]
+        where = rep["predictors"].get("tagger", {}).get("tagger", {}).get("tagger", "")
+        if where and not where.endswith("veridic/models/veridic-tagger-mpnet-base"):
+            out += [f"The span table was measured on the same files at `{where}`, before they moved into the package "
+                    "(the registered scoring).", ""]
+        if not (RESULTS / "spans-mpnet" / "wice.json").exists():
+            out += ["Its WiCE, detector-suite and cost figures, read in the same registered scoring, are in its model card and "
+                    "the pre-registration (\"v4: result\"); `python benchmarks/report.py --run spans-mpnet` measures them here.", ""]
+        return out
+
+    _span_section(lines, "spans-mpnet", intro)
 
 
 def _spans_l6(lines: list[str]) -> None:
-    meta, rep = _load("spans-l6", "meta.json"), _load("spans-l6", "spans.json")
-    lines += ["### The base-size tagger cut to six layers (not shipped)", "",
-              "`veridic-tagger-mpnet-l6`: `veridic-tagger-mpnet-base` cut to its first six encoder layers and trained one more epoch "
-              "of its recipe, registered and scored once as the sixth recipe of [preregistration/span-tagger.md](preregistration/span-tagger.md) "
-              "to meet the 2 × cost bound. It marks spans as well as the twelve-layer tagger, but leaves fewer fully correct "
-              "passages of the detector's suite alone than the registered tolerance allows, so it was not shipped. The figures "
-              "below are the scored form's, which computed in fp32: the packing did not carry the `\"dtype\": \"auto\"` setting. "
-              "The same weights in bf16 (`--steps suite,cost` on a copy with the setting) leave the same 69 of 88 correct "
-              "passages alone, and cost 1.12 × the default scorer's time per passage.", ""]
-    _span_tables(lines, "spans-l6", rep)
-    lines += _commands(meta) + [""]
+    _span_section(lines, "spans-l6", lambda rep: [
+        "### The base-size tagger cut to six layers (not shipped)", "",
+        "`veridic-tagger-mpnet-l6`: `veridic-tagger-mpnet-base` cut to its first six encoder layers and trained one more epoch "
+        "of its recipe, registered and scored once as the sixth recipe of [preregistration/span-tagger.md](preregistration/span-tagger.md) "
+        "to meet the 2 × cost bound. It marks spans as well as the twelve-layer tagger, but leaves fewer fully correct "
+        "passages of the detector's suite alone than the registered tolerance allows, so it was not shipped. The figures "
+        "below are the scored form's, which computed in fp32: the packing did not carry the `\"dtype\": \"auto\"` setting. "
+        "The same weights in bf16 (`--steps suite,cost` on a copy with the setting) leave the same 69 of 88 correct "
+        "passages alone, and cost 1.12 × the default scorer's time per passage.", ""])
 
 
 def _span_tables(lines: list[str], folder: str, rep: dict) -> None:
