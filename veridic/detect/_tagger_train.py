@@ -26,7 +26,7 @@ import numpy as np
 
 from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
 
-__all__ = ["RUN_FILE", "TaggerTrainConfig", "check_run_folder", "export_newest_checkpoint", "fit_flag_threshold", "fit_threshold", "held_back", "token_labels", "train_tagger"]
+__all__ = ["RUN_FILE", "TaggerTrainConfig", "best_span_scores", "capped_flag_threshold", "check_run_folder", "export_newest_checkpoint", "fit_flag_threshold", "fit_threshold", "held_back", "token_labels", "train_tagger"]
 
 
 @dataclass(frozen=True)
@@ -143,9 +143,7 @@ def fit_flag_threshold(rows: Sequence[dict[str, Any]], probs: Sequence[np.ndarra
     >>> fit_flag_threshold(rows, [np.array([0.9, 0.9, 0, 0, 0]), np.array([0.6, 0.6, 0, 0, 0])], threshold=0.5, grid=[0.5, 0.7, 0.95])[0]
     0.7
     """
-    from veridic.detect._tagger import spans_from_probs
-
-    best_span = [max((s.score for s in spans_from_probs(r["claim"], p, threshold=threshold)), default=0.0) for r, p in zip(rows, probs)]
+    best_span = best_span_scores(rows, probs, threshold=threshold)
     gold = [bool(r["spans"]) for r in rows]
     pos, neg = sum(gold), len(gold) - sum(gold)
 
@@ -156,6 +154,35 @@ def fit_flag_threshold(rows: Sequence[dict[str, Any]], probs: Sequence[np.ndarra
 
     scores = {float(t): bacc(t) for t in grid}
     return max(scores, key=lambda t: (scores[t], t)), scores
+
+
+def best_span_scores(rows: Sequence[dict[str, Any]], probs: Sequence[np.ndarray], *, threshold: float) -> list[float]:
+    """Per row, the score of its best span at ``threshold`` (0 when it has none): what the flag threshold is compared with."""
+    from veridic.detect._tagger import spans_from_probs
+
+    return [max((s.score for s in spans_from_probs(r["claim"], p, threshold=threshold)), default=0.0) for r, p in zip(rows, probs)]
+
+
+def capped_flag_threshold(rows: Sequence[dict[str, Any]], probs: Sequence[np.ndarray], *, threshold: float, grid: Sequence[float],
+                          faithful_best: Sequence[float], max_share: float) -> tuple[float, dict[str, Any]]:
+    """:func:`fit_flag_threshold` on the part of ``grid`` where the tagger alone would flag at most ``max_share`` of
+    a set of faithful texts (``faithful_best``: their :func:`best_span_scores`); the highest grid value when no value
+    keeps to the cap. Returns the threshold and what was read: each grid value's faithful share and which qualified.
+
+    >>> rows = [{"claim": "ab cd", "spans": [{"start": 0, "end": 2}]}, {"claim": "ab cd", "spans": []}]
+    >>> probs = [np.array([0.9, 0.9, 0, 0, 0]), np.array([0.6, 0.6, 0, 0, 0])]
+    >>> capped_flag_threshold(rows, probs, threshold=0.5, grid=[0.5, 0.7, 0.95], faithful_best=[0.8, 0.1], max_share=0.0)[0]
+    0.95
+    """
+    if not faithful_best:
+        raise InputError("No faithful texts to cap the flag rate with; pass the held-back faithful rows.")
+    share = {float(t): sum(b >= t for b in faithful_best) / len(faithful_best) for t in grid}
+    allowed = [t for t in share if share[t] <= max_share]
+    if not allowed:
+        top = max(share)
+        return top, {"faithful_share": share, "allowed": [], "max_share": max_share}
+    flag, scores = fit_flag_threshold(rows, probs, threshold=threshold, grid=allowed)
+    return flag, {"faithful_share": share, "allowed": allowed, "max_share": max_share, "held_back_flag_bacc": scores}
 
 
 def train_tagger(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, config: TaggerTrainConfig = TaggerTrainConfig(),
