@@ -54,7 +54,7 @@ def test_detect_cli_defaults_to_the_auto_backend(tiny_int8_dir, nlp):
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
     shipped = json.loads(r.output)["detector"]  # the pipeline: the shipped tagger over the rule detector
-    assert shipped["tagger"]["tagger"].endswith("veridic-tagger-minilm-l6") and shipped["detector"]["scorer"]["backend"]["backend"] == "onnx"
+    assert shipped["tagger"]["tagger"].endswith("veridic-tagger-mpnet-l6") and shipped["detector"]["scorer"]["backend"]["backend"] == "onnx"
     r = CliRunner().invoke(app, [*args, "--backend", "torch", "--tagger", "none"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["detector"]["scorer"]["backend"]["backend"] == "torch"

@@ -169,11 +169,13 @@ def test_bf16_marks_what_fp32_marks_and_is_chosen_by_tagger_json_or_by_the_calle
 
     folder = tmp_path / "auto"
     shutil.copytree(resolve_tagger_path(EMBEDDED_TAGGER_NAME), folder)
-    meta = json.loads((folder / "tagger.json").read_text())
+    meta = {k: v for k, v in json.loads((folder / "tagger.json").read_text()).items() if k != "dtype"}
+    (folder / "tagger.json").write_text(json.dumps(meta))
+    assert SpanTagger(folder).dtype == "float32"  # no setting: how every tagger was first scored
     (folder / "tagger.json").write_text(json.dumps({**meta, "dtype": "auto"}))
     auto = SpanTagger(folder)
     assert auto.dtype == ("bfloat16" if cpu_supports_bf16() else "float32") == auto.describe()["dtype"]
-    fp32, bf16 = SpanTagger(EMBEDDED_TAGGER_NAME), SpanTagger(EMBEDDED_TAGGER_NAME, dtype="bfloat16")
+    fp32, bf16 = SpanTagger(EMBEDDED_TAGGER_NAME, dtype="float32"), SpanTagger(EMBEDDED_TAGGER_NAME, dtype="bfloat16")
     assert fp32.dtype == "float32" and bf16.describe()["dtype"] == "bfloat16"
     source = "The ESA station is in Malargüe, Argentina. The antenna cost 33 million euros."
     claims = ["The antenna cost about 45 million euros.", "The ESA station is in Malargüe, Argentina."]
@@ -301,13 +303,13 @@ def test_the_shipped_tagger_marks_what_the_source_lacks_and_leaves_supported_cla
 
 
 def test_the_base_size_tagger_ships_beside_the_default_and_marks_the_same_errors():
-    """The base-size tagger is selected by name only; the default stays the MiniLM-L6 one."""
+    """The twelve-layer base-size tagger is selected by name only; the default is its six-layer cut."""
     pytest.importorskip("torch")
     from veridic.detect import EMBEDDED_TAGGER_NAME, SpanTagger
     from veridic.detect._tagger import embedded_taggers, resolve_tagger_path
     from veridic.nli.packed import is_packed
 
-    assert embedded_taggers() == [EMBEDDED_TAGGER_NAME, "veridic-tagger-mpnet-base"]
+    assert embedded_taggers() == ["veridic-tagger-minilm-l6", "veridic-tagger-mpnet-base", EMBEDDED_TAGGER_NAME]
     assert resolve_tagger_path("embedded").name == EMBEDDED_TAGGER_NAME
     tagger = SpanTagger("veridic-tagger-mpnet-base")
     assert is_packed(tagger.dir) and tagger.meta["finished"] and tagger.threshold == 0.15

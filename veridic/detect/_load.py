@@ -19,7 +19,7 @@ PIPELINE_CONFIG = "hybrid"
 
 
 def resolve_tagger(tagger: Any) -> Any:
-    """What ``tagger="auto"`` means: the shipped tagger (``veridic-tagger-minilm-l6``) when this copy of veridic has it,
+    """What ``tagger="auto"`` means: the shipped tagger (``veridic-tagger-mpnet-l6``) when this copy of veridic has it,
     else none (the rules alone). ``None`` or ``"none"``: the rules alone. Anything else is returned as given.
 
     >>> resolve_tagger("none") is None, resolve_tagger("runs/tagger")
@@ -55,7 +55,7 @@ def load_detector(*, config: Any = None, model: str | None = None, backend: str 
     scorer's backend (any kind: reranking only needs its ``predict``). ``phrase_spans``: the detector's
     (unsupported phrases, the default; False: whole sentences). ``tagger``: the span tagger that proposes the
     spans, the rules and the judge confirming, typing and fixing them (``flag_threshold``: its own): ``"auto"`` (the
-    default) is the shipped ``veridic-tagger-minilm-l6`` when installed, else none; or a trained tagger's folder or
+    default) is the shipped ``veridic-tagger-mpnet-l6`` when installed, else none; or a trained tagger's folder or
     a :class:`~veridic.detect.SpanTagger`; ``None`` runs the rules alone.
 
     >>> det = load_detector(backend="dummy")

@@ -41,7 +41,7 @@ __all__ = ["CLAIM_PIECE_TOKENS", "EMBEDDED_TAGGER_NAME", "TAGGER_FILE", "SpanTag
 
 TAGGER_FILE = "tagger.json"
 #: the tagger shipped inside the package (``veridic/models/<name>``), selectable by this name
-EMBEDDED_TAGGER_NAME = "veridic-tagger-minilm-l6"
+EMBEDDED_TAGGER_NAME = "veridic-tagger-mpnet-l6"
 #: claim characters whose probabilities a SpanTagger keeps for pairs tagged again (float32: 16 MB)
 MEMO_CHARS = 4_000_000
 #: the values of ``dtype`` in ``tagger.json`` (or passed to :class:`SpanTagger`)
@@ -183,7 +183,7 @@ def resolve_tagger_path(tagger: str | Path) -> Path:
     than read as a relative folder that does not exist.
 
     >>> resolve_tagger_path("embedded").name
-    'veridic-tagger-minilm-l6'
+    'veridic-tagger-mpnet-l6'
     """
     from veridic.nli._models import embedded_model_path
 

@@ -90,7 +90,7 @@ if typer is not None:
         k: int = typer.Option(5, help="Passages to retrieve (plus the entity-matched document)."),
         rerank: bool = typer.Option(False, "--rerank", help="Rerank retrieved passages with the NLI model."),
         phrase_spans: PhraseSpans = True,
-        tagger: str = typer.Option("auto", "--tagger", help="The span tagger that proposes the spans (the rules and the hybrid judge confirm, type and fix them): 'auto' (the shipped veridic-tagger-minilm-l6), the name of another shipped tagger (veridic-tagger-mpnet-base: base-size, more of the right words, about 7 × the time), a trained tagger's folder, or 'none' (the rules alone, judge e-c)."),
+        tagger: str = typer.Option("auto", "--tagger", help="The span tagger that proposes the spans (the rules and the hybrid judge confirm, type and fix them): 'auto' (the shipped veridic-tagger-mpnet-l6), the name of another shipped tagger (veridic-tagger-minilm-l6: the earlier default, MiniLM-L6; veridic-tagger-mpnet-base: all 12 layers, about twice the time), a trained tagger's folder, or 'none' (the rules alone, judge e-c)."),
         model: O.Model = None,
         backend: O.Backend = "auto",
         device: O.Device = "cpu",
@@ -273,7 +273,7 @@ if typer is not None:
         predictor: list[str] | None = typer.Option(None, "--predictor", help="mark-everything, absent-words or detector, repeatable (default: all three). The two baselines are reported whatever is chosen."),
         model: O.Model = None,
         backend: O.Backend = "auto",
-        tagger: Path | None = typer.Option(None, "--tagger", help="A trained span tagger folder (tagger.json beside its weights) or 'veridic-tagger-minilm-l6' (the shipped one): scored as predictor 'tagger' beside the others."),
+        tagger: Path | None = typer.Option(None, "--tagger", help="A trained span tagger folder (tagger.json beside its weights) or a shipped tagger's name, e.g. 'veridic-tagger-mpnet-l6' (the default): scored as predictor 'tagger' beside the others."),
         pipeline: bool = typer.Option(False, "--pipeline", help="With --tagger: also score predictor 'pipeline', the tagger's spans confirmed, typed and fixed by the detector with the hybrid judge (as load_detector(tagger=...) runs it)."),
         n_boot: int = typer.Option(1000, help="Bootstrap resamples over rows for the 95 % intervals (seed 0)."),
     ) -> None:
