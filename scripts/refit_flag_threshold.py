@@ -65,9 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", default=None, help="the span data folder (default: $VERIDIC_DATA/spans)")
     args = ap.parse_args(argv)
 
-    from veridic.detect._spans import load_span_rows
     from veridic.detect._tagger import TAGGER_FILE, SpanTagger, resolve_tagger_path
-    from veridic.detect._tagger_train import _threshold_rows, held_back
+    from veridic.detect._tagger_train import _threshold_rows, entfa_train_rows, held_back
+    from veridic.errors import VeridicError
     from veridic.io._atomic import atomic_write_text
 
     if args.dest.exists():
@@ -75,15 +75,16 @@ def main(argv: list[str] | None = None) -> int:
     src = resolve_tagger_path(args.tagger)
     meta = json.loads((src / TAGGER_FILE).read_text())
     fraction = float(meta["config"]["held_back_fraction"])
-    entfa = [{"id": r.id, "dataset": r.dataset, "source": r.source, "claim": r.claim,
-              "spans": [{"start": a, "end": b, "type": t} for a, b, t in r.spans]}
-             for r in load_span_rows(dataset="entfa_xsum", split="train", data_dir=args.data_dir)]
-    held_rows = _threshold_rows(entfa, fraction)
+    held_rows = _threshold_rows(entfa_train_rows(data_dir=args.data_dir), fraction)
     with gzip.open(args.faithful.expanduser(), "rt", encoding="utf-8") as fh:
         faithful = [r for r in map(json.loads, fh) if held_back(str(r["id"]), fraction) and r["label"] == 1 and not r["spans"]]
+    try:
+        fit = refit(tagger=SpanTagger(src), cap=SpanTagger(args.cap_from), held_rows=held_rows, faithful_rows=faithful,
+                    token_grid=meta["config"]["thresholds"])
+    except VeridicError as exc:
+        ap.exit(2, f"{ap.prog}: error: {exc}\n")
+    # Written only once the fit has succeeded: a failed refit leaves no copy that looks refitted and is not.
     shutil.copytree(src, args.dest)
-    fit = refit(tagger=SpanTagger(args.dest), cap=SpanTagger(args.cap_from), held_rows=held_rows, faithful_rows=faithful,
-                token_grid=meta["config"]["thresholds"])
     fit.update({"faithful": str(args.faithful), "cap_from": str(args.cap_from)})
     atomic_write_text(args.dest / TAGGER_FILE, json.dumps({**meta, "flag_threshold": fit["flag_threshold"], "flag_threshold_fit": fit}, indent=2) + "\n")
     print(json.dumps({k: fit[k] for k in ("flag_threshold", "was", "max_share", "held_back_rows", "faithful_rows", "cap_flag_threshold")}))

@@ -26,7 +26,7 @@ import numpy as np
 
 from veridic.errors import ConfigError, InputError, MissingDependencyError, ModelLoadError
 
-__all__ = ["RUN_FILE", "TaggerTrainConfig", "best_span_scores", "capped_flag_threshold", "check_run_folder", "export_newest_checkpoint", "fit_flag_threshold", "fit_threshold", "held_back", "token_labels", "train_tagger"]
+__all__ = ["RUN_FILE", "TaggerTrainConfig", "best_span_scores", "capped_flag_threshold", "check_run_folder", "entfa_train_rows", "export_newest_checkpoint", "fit_flag_threshold", "fit_threshold", "held_back", "token_labels", "train_tagger"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,15 @@ class TaggerTrainConfig:
 def held_back(row_id: str, fraction: float) -> bool:
     """Whether a training row is held back for the threshold (a stable hash of its id, independent of order)."""
     return int(hashlib.sha1(row_id.encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF < fraction
+
+
+def entfa_train_rows(*, data_dir: str | Path | None = None) -> list[dict[str, Any]]:
+    """EntFA's train split (the one human span set that may be trained on) as training rows (span schema dicts)."""
+    from veridic.detect._spans import load_span_rows
+
+    return [{"id": r.id, "dataset": r.dataset, "source": r.source, "claim": r.claim,
+             "spans": [{"start": a, "end": b, "type": t} for a, b, t in r.spans]}
+            for r in load_span_rows(dataset="entfa_xsum", split="train", data_dir=data_dir)]
 
 
 def _threshold_rows(rows: Sequence[dict[str, Any]], fraction: float) -> list[dict[str, Any]]:

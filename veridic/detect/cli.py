@@ -353,8 +353,7 @@ if typer is not None:
         """Train the span tagger on EntFA train and the synthetic span corpus, in resumable stages (docs/preregistration/span-tagger.md)."""
         import gzip
 
-        from veridic.detect._spans import load_span_rows
-        from veridic.detect._tagger_train import TaggerTrainConfig, export_newest_checkpoint, train_tagger
+        from veridic.detect._tagger_train import TaggerTrainConfig, entfa_train_rows, export_newest_checkpoint, train_tagger
         from veridic.errors import InputError
 
         try:
@@ -370,9 +369,7 @@ if typer is not None:
                 raise InputError(f"--epochs must be a number above 0; got {epochs}.")
             if entfa_repeat < 1:
                 raise InputError(f"--entfa-repeat must be >= 1; got {entfa_repeat}.")
-            entfa = [{"id": r.id, "dataset": r.dataset, "source": r.source, "claim": r.claim,
-                      "spans": [{"start": a, "end": b, "type": t} for a, b, t in r.spans]}
-                     for r in load_span_rows(dataset="entfa_xsum", split="train", data_dir=data_dir)]
+            entfa = entfa_train_rows(data_dir=data_dir)
             syn, card_syn = [], []
             for syn_path in syn_paths:
                 with gzip.open(syn_path, "rt", encoding="utf-8") as fh:

@@ -165,12 +165,13 @@ class NLIScorer:
             if ("doc", budget) not in cache:
                 cache[("doc", budget)] = chunk_text(source, token_offsets=offsets, max_tokens=budget, overlap_sentences=1, sentences=sents)
             return cache[("doc", budget)]
-        lengths = self.window_sentences if isinstance(self.window_sentences, tuple) else (self.window_sentences,)
+        if not isinstance(self.window_sentences, tuple):
+            return self._windows_of_length(self.window_sentences, source, claim_text, sents, offsets, cache, budget)
         picked: list[Span] = []
         seen: set[tuple[int, int]] = set()
         # Several lengths: each keeps its own max_windows, exactly the windows its one-length reading keeps, and
         # a window two lengths share (a short source) is judged once.
-        for size in lengths:
+        for size in self.window_sentences:
             for w in self._windows_of_length(size, source, claim_text, sents, offsets, cache, budget):
                 if (w.start, w.end) not in seen:
                     seen.add((w.start, w.end))
