@@ -2,7 +2,7 @@
 
     python benchmarks/report.py                 # render docs/report.md from benchmarks/results/ (seconds)
     python benchmarks/report.py --run           # re-run every measurement first (about 25 min on 2 busy CPU cores), then render
-    python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, accurate, distill, commercial, spans, spans-mpnet, spans-l6, reading, speed), then render
+    python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, accurate, distill, commercial, spans, spans-mpnet, spans-minilm, reading, speed), then render
     python benchmarks/report.py --check         # fail when docs/report.md differs from what the result files give
 
 Each measurement is one or two commands (listed in MEASUREMENTS and printed on the page beside its
@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from veridic.detect._tagger import EMBEDDED_TAGGER_NAME
 from veridic.nli._models import ACCURATE_MODEL_NAME, EMBEDDED_MODELS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,8 +74,9 @@ def measurements() -> list[Measurement]:
         ),
         Measurement(
             "spans",
-            "Span detection on human span annotations (every evaluation row of EntFA test, BUMP and DiaSumFact), WiCE tokens, the detector's suite and the tagger's cost: the shipped tagger and pipeline beside the detector and two baselines that read no meaning.",
-            (("python", "benchmarks/tagger_eval.py", "--tagger", "veridic-tagger-minilm-l6", "--force", "-o", str(RUNS / "spans")),),
+            "Span detection on human span annotations (every evaluation row of EntFA test, BUMP and DiaSumFact), WiCE tokens, the detector's suite and the tagger's cost: the default tagger and the detector with it beside the detector without a tagger and two baselines that read no meaning.",
+            (("python", "benchmarks/tagger_eval.py", "--tagger", EMBEDDED_TAGGER_NAME, "--cost-also-model", ACCURATE_MODEL_NAME,
+              "--force", "-o", str(RUNS / "spans")),),
             keep=("spans.json", "wice.json", "suite.json", "cost.json"),
         ),
         Measurement(
@@ -86,12 +88,10 @@ def measurements() -> list[Measurement]:
             keep=("spans.json", "wice.json", "suite.json", "cost.json"),
         ),
         Measurement(
-            "spans-l6",
-            "The same span evaluation for the default tagger (`veridic-tagger-mpnet-l6`: the base-size tagger cut to its first "
-            "six layers, registered as the sixth and seventh recipes), as scored once on its files before they moved into the "
-            "package, so the run's saved steps are read back, not recomputed.",
-            (("python", "benchmarks/tagger_eval.py", "--tagger", "runs/models/veridic-tagger-mpnet-l6-v7", "--cost-also-model", ACCURATE_MODEL_NAME,
-              "-o", str(RUNS / "spans-v7")),),
+            "spans-minilm",
+            "The same span evaluation for the MiniLM-L6 tagger (`veridic-tagger-minilm-l6`), the default until the six-layer "
+            "tagger replaced it.",
+            (("python", "benchmarks/tagger_eval.py", "--tagger", "veridic-tagger-minilm-l6", "--force", "-o", str(RUNS / "spans-minilm")),),
             keep=("spans.json", "wice.json", "suite.json", "cost.json"),
         ),
         Measurement(
@@ -327,10 +327,12 @@ def _spans(lines: list[str]) -> None:
             out += [f"These figures were measured with an earlier default model as the judge (revision `{judge}`); "
                     "`python benchmarks/report.py --run spans` measures them with the shipped one.", ""]
         if "tagger" in rep["predictors"]:
-            out += ["*tagger* is the MiniLM-L6 span tagger (`veridic-tagger-minilm-l6`, token classification trained as registered "
-                    "in [preregistration/span-tagger.md](preregistration/span-tagger.md)), the default until the six-layer tagger "
-                    "below replaced it; *pipeline* is the detector with it (`veridic detect --tagger veridic-tagger-minilm-l6`): "
-                    "the tagger proposes, the rules and the hybrid judge confirm, type and fix.", ""]
+            out += [f"*tagger* is the default span tagger (`{EMBEDDED_TAGGER_NAME}`, model card: "
+                    f"`veridic/models/{EMBEDDED_TAGGER_NAME}/README.md`): token classification on the accurate tier's MPNet "
+                    "encoder cut to its first six layers, trained and its flag threshold fitted as registered in "
+                    "[preregistration/span-tagger.md](preregistration/span-tagger.md) (sixth and seventh recipes). *pipeline* "
+                    "is `veridic detect` as shipped: the tagger proposes, the rules and the hybrid judge confirm, type and fix. "
+                    "*detector* is the same detector without a tagger (`--tagger none`).", ""]
         return out
 
     _span_section(lines, "spans", intro)
@@ -339,8 +341,8 @@ def _spans(lines: list[str]) -> None:
 def _spans_mpnet(lines: list[str]) -> None:
     def intro(rep: dict) -> list[str]:
         out = ["### The base-size tagger", "",
-               "`veridic-tagger-mpnet-base`: the same token classification on the accurate tier's MPNet-base encoder (109.5 M "
-               "parameters; model card: `veridic/models/veridic-tagger-mpnet-base/README.md`), "
+               "`veridic-tagger-mpnet-base`: the same token classification on all twelve layers of the accurate tier's "
+               "MPNet-base encoder (109.5 M parameters; model card: `veridic/models/veridic-tagger-mpnet-base/README.md`), "
                "registered and scored once as the fourth recipe of [preregistration/span-tagger.md](preregistration/span-tagger.md). "
                "It failed only the cost condition, so it ships beside the default tagger: `--tagger veridic-tagger-mpnet-base`. "
                "*tagger* and *pipeline* below are this tagger alone and the detector with it.", ""]
@@ -356,15 +358,14 @@ def _spans_mpnet(lines: list[str]) -> None:
     _span_section(lines, "spans-mpnet", intro)
 
 
-def _spans_l6(lines: list[str]) -> None:
-    _span_section(lines, "spans-l6", lambda rep: [
-        "### The default tagger: the base-size tagger cut to six layers", "",
-        "`veridic-tagger-mpnet-l6` (model card: `veridic/models/veridic-tagger-mpnet-l6/README.md`): `veridic-tagger-mpnet-base` "
-        "cut to its first six encoder layers and trained one more epoch of its recipe (the sixth recipe of "
-        "[preregistration/span-tagger.md](preregistration/span-tagger.md)), with its flag threshold refitted so that it flags "
-        "no more faithful rewordings than the MiniLM-L6 tagger (the seventh recipe, 0.45 → 0.70). It passed every condition "
-        "of its registered rule against the pipeline with the MiniLM-L6 tagger and replaced it as the default: "
-        "`veridic detect` uses it. The figures below were read on the same files before they moved into the package.", ""])
+def _spans_minilm(lines: list[str]) -> None:
+    _span_section(lines, "spans-minilm", lambda rep: [
+        "### The MiniLM-L6 tagger", "",
+        "`veridic-tagger-minilm-l6` (model card: `veridic/models/veridic-tagger-minilm-l6/README.md`): the same token "
+        "classification on MiniLM-L6 (22.7 M parameters), registered as the first and second recipes of "
+        "[preregistration/span-tagger.md](preregistration/span-tagger.md) and the default until the six-layer tagger above "
+        "replaced it. It stays installed: `--tagger veridic-tagger-minilm-l6`. *tagger* and *pipeline* below are this tagger "
+        "alone and the detector with it.", ""])
 
 
 def _span_tables(lines: list[str], folder: str, rep: dict) -> None:
@@ -619,7 +620,7 @@ def render() -> str:
              "load tests) are in the [development log](history/benchmarks-log.md) with their commands, and "
              "`benchmarks/README.md` in the repository lists the script behind each.", ""]
     for name, fn in (("dev", _dev), ("contrast", _contrast), ("binding", _binding), ("accurate", _accurate), ("distill", _distill), ("commercial", _commercial), ("spans", _spans),
-                     ("spans-mpnet", _spans_mpnet), ("spans-l6", _spans_l6), ("reading", _reading), ("speed", _speed)):
+                     ("spans-mpnet", _spans_mpnet), ("spans-minilm", _spans_minilm), ("reading", _reading), ("speed", _speed)):
         if (RESULTS / name / "meta.json").is_file():
             fn(lines)
         else:
