@@ -32,7 +32,8 @@ from typing import Any
 #: v8: whether the rules' spans on a sentence the judge calls a contradiction stand where nothing else does;
 #: v9: whether names and values the evidence gives to something else are marked, and flag the passage;
 #: v10: v7's, v8's and v9's questions asked together again, with the distilled default as the judge;
-#: v11: v3's question (how proposals are confirmed) asked again with that judge, v4's shipped settings held fixed.
+#: v11: v3's question (how proposals are confirmed) asked again with that judge, v4's shipped settings held fixed;
+#: v12: v9's question answered by the judge: a value marked where the judge prefers another evidence value in its place.
 GRIDS: dict[str, dict[str, list[Any]]] = {
     "v3": {"word_threshold": [None, 0.40, 0.55], "flag_threshold": [None, 0.80, 0.95], "overrule": [True, False],
            "spans_per_sentence": [None, 1]},
@@ -44,6 +45,7 @@ GRIDS: dict[str, dict[str, list[Any]]] = {
             "judge_contradictions": [False, True], "bindings": [False, True]},
     "v11": {"word_threshold": [None, 0.40, 0.55], "flag_threshold": [None, 0.80, 0.95], "overrule": [True, False],
             "spans_per_sentence": [None, 1], "content_words": [True], "fixes_explain": [True]},
+    "v12": {"content_words": [True], "fixes_explain": [True], "bindings": [False, "judge"]},
 }
 
 

@@ -417,6 +417,49 @@ def test_a_noun_put_for_another_is_an_entity_error_fixed_from_the_evidence_only_
     assert detect({"homes": ENTAIL}).spans == ()
 
 
+def _judged(rules, script):
+    from veridic import build_scorer
+    from veridic.detect._detector import HallucinationDetector
+    from veridic.nli._dummy import DummyNLIBackend
+
+    judge = HallucinationDetector(scorer=build_scorer("hybrid", backend=DummyNLIBackend(script)), nlp=rules.nlp)
+    return TaggedDetector(detector=judge, tagger=MarkTagger([]), bindings="judge")
+
+
+def test_a_value_the_judge_prefers_another_evidence_value_in_is_marked_with_that_value_as_its_fix(rules):
+    from veridic.nli._dummy import ENTAIL, NEUTRAL
+
+    # A judge that reads each station where the evidence puts it as entailed, and elsewhere as unknown.
+    det = _judged(rules, {"new station is in Malargüe": ENTAIL, "new station is in Cebreros": NEUTRAL,
+                          "similar station in Cebreros": ENTAIL, "similar station in Malargüe": NEUTRAL})
+    r = det.detect(passage="The new station is in Cebreros, Spain.", evidence=BINDING_SOURCE)
+    assert [(s.text, s.type, s.suggestion, s.reason) for s in r.spans] == [
+        ("Cebreros, Spain", "entity", "Malargüe, Argentina", "entity-binding-judge:GPE")]
+    assert BINDING_SOURCE[r.spans[0].evidence.start:r.spans[0].evidence.end] == "Malargüe, Argentina"
+    assert r.edited == "The new station is in Malargüe, Argentina."
+    # Same words, the value bound as the evidence binds it: the judge prefers no other value, nothing is marked.
+    right = det.detect(passage="ESA operates a similar station in Cebreros, Spain.", evidence=BINDING_SOURCE)
+    assert right.spans == ()
+    tried = [h for _, hyps, _ in det.judge.backend.calls for h in hyps]
+    assert "ESA operates a similar station in Malargüe, Argentina." in tried  # the other value was tried, and read worse
+
+
+def test_a_judge_that_reads_both_values_alike_marks_no_binding(rules):
+    from veridic.nli._dummy import ENTAIL, NEUTRAL
+
+    # The other value does not read better (both entailed), or reads better but not entailed: no span.
+    for script in ({"Malargüe": ENTAIL, "Cebreros": ENTAIL}, {"Malargüe": [0.45, 0.5, 0.05], "Cebreros": NEUTRAL}):
+        r = _judged(rules, script).detect(passage="The new station is in Cebreros, Spain.", evidence=BINDING_SOURCE)
+        assert [s for s in r.spans if (s.reason or "").startswith("entity-binding")] == [], script
+
+
+def test_bindings_values(rules):
+    assert TaggedDetector(detector=rules, tagger=MarkTagger([]), bindings=True).bindings == "lexical"
+    assert TaggedDetector(detector=rules, tagger=MarkTagger([]), bindings=None).bindings is False
+    with pytest.raises(ConfigError, match=r"bindings must be one of \[False, 'lexical', 'judge'\].*got 'sometimes'"):
+        TaggedDetector(detector=rules, tagger=MarkTagger([]), bindings="sometimes")
+
+
 @pytest.mark.parametrize("claim", ["The new station is in Malargüe, Argentina.", "ESA operates a station in Cebreros, Spain.",
                                    "The station in Cebreros opened in 2005."])
 def test_values_said_of_the_thing_the_evidence_gives_them_to_are_left_alone(weak_rules, claim):

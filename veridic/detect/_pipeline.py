@@ -49,7 +49,7 @@ from veridic.ling._roles import spelled_out
 from veridic.ling.lexical import content_words
 from veridic.types import Span
 
-__all__ = ["EVIDENCED_RULES", "JUDGE_CONTRADICTION", "PIPELINE_SETTINGS", "UNSUPPORTED_FILLS", "TaggedDetector", "sentence_type"]
+__all__ = ["BINDINGS", "EVIDENCED_RULES", "JUDGE_CONTRADICTION", "PIPELINE_SETTINGS", "UNSUPPORTED_FILLS", "TaggedDetector", "sentence_type"]
 
 #: Rule spans backed by an aligned piece of evidence (kept without a tagger mark); the others (``nli-*``,
 #: ``unknown-entity``, deletion and coverage spans) only say a sentence is doubted, which the tagger says better.
@@ -63,6 +63,13 @@ JUDGE_CONTRADICTION = "nli-contradiction"
 #: What marks a sentence the judge does not entail where no proposal or evidence-backed rule span stands
 #: (``unsupported_fill``): nothing, its content words the evidence never uses, or the whole sentence.
 UNSUPPORTED_FILLS = (None, "absent-words", "sentence")
+#: How a name or value bound to the wrong thing is found (``bindings``): not at all, by how well the words around
+#: each evidence value fit the claim (``"lexical"``; ``True`` means the same), or by the judge itself (``"judge"``).
+BINDINGS = (False, "lexical", "judge")
+#: ``bindings="judge"``: the evidence values tried in a value's place (the best fits first), and how much higher the
+#: judge's e − c must read the sentence with one of them for the claim's own value to be called misbound.
+JUDGE_BINDING_CANDIDATES = 3
+JUDGE_BINDING_MARGIN = 0.2
 #: Parts of speech that carry no claim of their own: a proposal made only of these ("The", "was", "by the") marks
 #: nothing a reader could check or an edit could fix. Negations are kept (a marked "not" is a polarity error).
 FUNCTION_POS = frozenset({"DET", "ADP", "AUX", "CCONJ", "SCONJ", "PART", "PUNCT", "SPACE"})
@@ -144,13 +151,17 @@ class TaggedDetector:
     "sales grew"); ``bindings``, whether a name or value the evidence gives to something else is marked, with the
     evidence's own value for that thing as its fix, and flags the passage even where the judge entails it (small
     judges read "The new station is in Cebreros" as supported when the evidence puts the new station in Malargüe
-    and another one in Cebreros: :func:`veridic.ling._align.misbound_entities`).
+    and another one in Cebreros): ``False`` never, ``"lexical"`` (or ``True``) where the words around another
+    evidence value fit the claim better (:func:`veridic.ling._align.misbound_entities`, in sentences the judge does
+    not strongly entail), ``"judge"`` where the judge reads the sentence with another evidence value of the same
+    kind in its place as entailed and at least :data:`JUDGE_BINDING_MARGIN` higher in e − c than as written (the
+    :data:`JUDGE_BINDING_CANDIDATES` best-fitting values are tried), which makes the fix a sentence the judge entails.
     """
 
     def __init__(self, *, detector: Any, tagger: Any, flag_threshold: float | None = None, word_threshold: float | None = None,
                  overrule: bool = True, spans_per_sentence: int | None = None, content_words: bool = False,
                  fixes_explain: bool = False, unsupported_fill: str | None = None, judge_contradictions: bool = False,
-                 bindings: bool = False):
+                 bindings: bool | str = False):
         if flag_threshold is None:
             flag_threshold = float(getattr(tagger, "meta", {}).get("flag_threshold", 0.9))
         if not 0.0 < flag_threshold <= 1.0:
@@ -161,6 +172,13 @@ class TaggedDetector:
             raise ConfigError(f"word_threshold must lie in (0, 1); got {word_threshold}.")
         if unsupported_fill not in UNSUPPORTED_FILLS:
             raise ConfigError(f"unsupported_fill must be one of {list(UNSUPPORTED_FILLS)}; got {unsupported_fill!r}. "
+                              "Fix the \"pipeline\" block of the tagger's tagger.json or the argument.")
+        if bindings is True:
+            bindings = "lexical"
+        if bindings is None:
+            bindings = False
+        if bindings not in BINDINGS:
+            raise ConfigError(f"bindings must be one of {list(BINDINGS)} (True means \"lexical\"); got {bindings!r}. "
                               "Fix the \"pipeline\" block of the tagger's tagger.json or the argument.")
         if spans_per_sentence is not None and spans_per_sentence < 1:
             raise ConfigError(f"spans_per_sentence must be a positive number or None (all); got {spans_per_sentence}.")
@@ -174,7 +192,7 @@ class TaggedDetector:
         self.fixes_explain = bool(fixes_explain)
         self.unsupported_fill = unsupported_fill
         self.judge_contradictions = bool(judge_contradictions)
-        self.bindings = bool(bindings)
+        self.bindings: bool | str = bindings
         self.judge = detector.scorer
 
     @staticmethod
@@ -256,7 +274,11 @@ class TaggedDetector:
         if proposals and evidence_doc is not None:  # the evidence normalised once per passage, not per proposal
             ev_norm = normalised_text(evidence_doc)
             proposals = [t for t in proposals if not value_in_evidence(doc, evidence_doc, t.start, t.end, evidence_norm=ev_norm)]
-        bound = self._misbound(result, doc, evidence_doc) if self.bindings else []
+        bound: list[HallucinationSpan] = []
+        if self.bindings == "lexical":
+            bound = self._misbound(result, doc, evidence_doc)
+        elif self.bindings == "judge":
+            bound = self._misbound_by_judge(result, doc, evidence_doc)
         if bound:
             result = replace(result, spans=(*result.spans, *bound))
         recounted = any((r.reason or "").endswith(RECOUNT_SUFFIX) for r in result.spans)
@@ -372,6 +394,54 @@ class TaggedDetector:
                                              confidence=float(min(1.0, 0.5 * m.alignment + 0.5 * (1.0 - sv.e))),
                                              evidence=Span(start=cp.start_char, end=cp.end_char, text=cp.text),
                                              suggestion=cp.text, reason=f"entity-binding:{m.label}"))
+        return out
+
+    def _misbound_by_judge(self, result: DetectionResult, doc: Any, evidence_doc: Any) -> list[HallucinationSpan]:
+        """Entity spans for the names and values whose place another evidence value of their kind fits better in the
+        judge's own reading: with that value in it, the sentence is entailed and reads at least
+        :data:`JUDGE_BINDING_MARGIN` higher in e − c. The fix is that value, so the fixed sentence is one the judge
+        entails. Asking the judge, not the words around each value, is what tells "the new station is in Cebreros"
+        (the evidence's new station is in Malargüe) from "a similar station is in Cebreros" (it is)."""
+        from veridic.ling._align import binding_candidates
+
+        if evidence_doc is None or not result.evidence:
+            return []
+        jobs: list[tuple[Any, Any, Any, str]] = []  # (sentence verdict, claim value, evidence value, the sentence with it)
+        for sv in result.sentences:
+            sent = next((x for x in doc.sents if x.start_char <= sv.span.start < x.end_char), None)
+            if sent is None:
+                continue
+            for ent, _own, others in binding_candidates(sent, evidence_doc):
+                a, b = ent.start_char, ent.end_char
+                # A rule span backed by evidence already says what is wrong there; the rules' other spans only say
+                # the judge doubts the sentence, which is no answer to which value the evidence binds.
+                if any(_overlap((a, b), (r.start, r.end)) for r in result.spans if (r.reason or "").startswith(EVIDENCED_RULES)):
+                    continue
+                tried: set[str] = set()
+                for c, _fit in others:
+                    if len(tried) >= JUDGE_BINDING_CANDIDATES:
+                        break
+                    if c.text.lower() in tried:
+                        continue
+                    tried.add(c.text.lower())
+                    text = result.passage[sent.start_char:a] + c.text + result.passage[b:sent.end_char]
+                    jobs.append((sv, ent, c, text.strip()))
+        if not jobs:
+            return []
+        verdicts = self.judge.score(sources=[result.evidence] * len(jobs), claims=[t for *_, t in jobs])
+        best: dict[int, tuple[float, Any, Any, Any]] = {}  # claim value start -> (gain, sentence verdict, value, verdict)
+        for (sv, ent, c, _text), v in zip(jobs, verdicts):
+            gain = (v.e - v.c) - (sv.e - sv.c)
+            if entailed(v.e, v.n, v.c) and gain >= JUDGE_BINDING_MARGIN and gain > best.get(ent.start_char, (-1.0,))[0]:
+                best[ent.start_char] = (gain, ent, c, v)
+        out: list[HallucinationSpan] = []
+        for _gain, ent, c, v in sorted(best.values(), key=lambda g: g[1].start_char):
+            a, b = ent.start_char, ent.end_char
+            if any(_overlap((a, b), (r.start, r.end)) for r in out):
+                continue
+            out.append(HallucinationSpan(start=a, end=b, text=result.passage[a:b], type="entity", confidence=float(min(1.0, v.e)),
+                                         evidence=Span(start=c.start_char, end=c.end_char, text=c.text),
+                                         suggestion=c.text, reason=f"entity-binding-judge:{ent.label_}"))
         return out
 
     def _type(self, doc: Any, evidence_doc: Any, t: TaggedSpan, sv: Any) -> str:

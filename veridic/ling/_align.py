@@ -405,10 +405,25 @@ def misbound_entities(sentence: Any, evidence_doc: Any, *, margin: float = 0.25,
     the clause holding the value, 0.3 × the words next to it. Returned as :class:`EntityMatch` whose counterpart is
     the value the evidence binds there.
     """
+    out: list[EntityMatch] = []
+    for ent, own_fit, others in binding_candidates(sentence, evidence_doc):
+        best, best_fit = others[0]
+        if best_fit >= min_alignment and best_fit - own_fit >= margin:
+            out.append(EntityMatch(ent.start_char - sentence.start_char, ent.end_char - sentence.start_char, ent.text,
+                                   ent.label_, best, round(min(1.0, best_fit), 6)))
+    return out
+
+
+def binding_candidates(sentence: Any, evidence_doc: Any) -> list[tuple[Any, float, list[tuple[Any, float]]]]:
+    """Per name or value of the claim ``sentence`` that the evidence mentions and could have bound to something else:
+    ``(entity, own_fit, others)``, ``own_fit`` the best fit of the value's own evidence contexts to what the claim
+    says of it and ``others`` the other evidence values of its type group with their fits, best first (ties: the
+    earlier). A value with no other value of its kind in the evidence, or a claim that says nothing of it but one
+    word, has none (see :func:`misbound_entities` for the fit)."""
     ev_ents = _mentions(evidence_doc.ents)
     claim_ents = _mentions(sentence.ents)
     claim_lem = _bound_words(sentence)
-    out: list[EntityMatch] = []
+    out: list[tuple[Any, float, list[tuple[Any, float]]]] = []
     for ent in claim_ents:
         group, norm = TYPE_GROUPS[ent.label_], normalise_value(ent.text, ent.label_)
         # The value itself, said whole or as part of a longer mention ("Cebreros" of "Cebreros, Spain"), and the
@@ -430,11 +445,8 @@ def misbound_entities(sentence: Any, evidence_doc: Any, *, margin: float = 0.25,
         ev_kin = {t.lower_ for e in ev_ents if TYPE_GROUPS[e.label_] == group for t in e}
         fits = {c.start: _binding_fit(c, frame=frame, ctx=ctx, group=group, ev_kin=ev_kin) for c in own + others}
         own_fit = max(fits[c.start] for c in own)
-        best = max(others, key=lambda c: (fits[c.start], -c.start))
-        best_fit = fits[best.start]
-        if best_fit >= min_alignment and best_fit - own_fit >= margin:
-            out.append(EntityMatch(ent.start_char - sentence.start_char, ent.end_char - sentence.start_char, ent.text,
-                                   ent.label_, best, round(min(1.0, best_fit), 6)))
+        ranked = sorted(others, key=lambda c: (-fits[c.start], c.start))
+        out.append((ent, own_fit, [(c, fits[c.start]) for c in ranked]))
     return out
 
 
