@@ -33,7 +33,8 @@ from typing import Any
 #: v9: whether names and values the evidence gives to something else are marked, and flag the passage;
 #: v10: v7's, v8's and v9's questions asked together again, with the distilled default as the judge;
 #: v11: v3's question (how proposals are confirmed) asked again with that judge, v4's shipped settings held fixed;
-#: v12: v9's question answered by the judge: a value marked where the judge prefers another evidence value in its place.
+#: v12: v9's question answered by the judge: a value marked where the judge prefers another evidence value in its place;
+#: v13: whether the rules' evidence-backed spans (the structure check's and relation rules', or all) flag a passage.
 GRIDS: dict[str, dict[str, list[Any]]] = {
     "v3": {"word_threshold": [None, 0.40, 0.55], "flag_threshold": [None, 0.80, 0.95], "overrule": [True, False],
            "spans_per_sentence": [None, 1]},
@@ -46,6 +47,7 @@ GRIDS: dict[str, dict[str, list[Any]]] = {
     "v11": {"word_threshold": [None, 0.40, 0.55], "flag_threshold": [None, 0.80, 0.95], "overrule": [True, False],
             "spans_per_sentence": [None, 1], "content_words": [True], "fixes_explain": [True]},
     "v12": {"content_words": [True], "fixes_explain": [True], "bindings": [False, "judge"]},
+    "v13": {"content_words": [True], "fixes_explain": [True], "rule_flags": [False, "structure", "evidenced"]},
 }
 
 
@@ -135,20 +137,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 _KNOBS = ("word_threshold", "flag_threshold", "overrule", "spans_per_sentence", "content_words", "fixes_explain", "unsupported_fill",
-          "judge_contradictions", "bindings")
+          "judge_contradictions", "bindings", "rule_flags")
 
 
 def _table(rows: list[dict[str, Any]], chosen: dict[str, Any]) -> str:
     """Every variant's knobs and figures as a Markdown table, the selected one marked."""
-    lines = ["| τ | flag | overrule | per sentence | content words | fixes explain | unsupported fill | judge contradictions | bindings | "
+    lines = ["| τ | flag | overrule | per sentence | content words | fixes explain | unsupported fill | judge contradictions | bindings | rule flags | "
              "WiCE dev | EntFA held-back | suite left alone | entity / relation / contradictory | edits | mean |",
-             "|---:|---:|---|---:|---|---|---|---|---|---:|---:|---:|---|---:|---:|"]
+             "|---:|---:|---|---:|---|---|---|---|---|---|---:|---:|---:|---|---:|---:|"]
     for r in rows:
         k, f = r["knobs"], r["figures"]
         mark = " **selected**" if r is chosen else ""
         lines.append(f"| {k['word_threshold']:.2f} | {k['flag_threshold']:.2f} | {k['overrule']} | {k['spans_per_sentence'] or 'all'} | "
               f"{k.get('content_words', False)} | {k.get('fixes_explain', False)} | {k.get('unsupported_fill') or '—'} | "
-              f"{k.get('judge_contradictions', False)} | {k.get('bindings', False)} | {f['wice_dev_f1']:.3f} | {f['entfa_held_back_f1']:.3f} | {f['suite_left_alone']:.3f} | "
+              f"{k.get('judge_contradictions', False)} | {k.get('bindings', False)} | {k.get('rule_flags', False)} | {f['wice_dev_f1']:.3f} | {f['entfa_held_back_f1']:.3f} | {f['suite_left_alone']:.3f} | "
               f"{f['suite_entity_f1']:.3f} / {f['suite_relation_f1']:.3f} / {f.get('suite_contradictory_f1', float('nan')):.3f} | "
               f"{f['suite_edits_passing']}/{f['suite_edits']} | {r['objective']:.3f}{mark} |")
     return "\n".join(lines)

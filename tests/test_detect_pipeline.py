@@ -491,3 +491,34 @@ def test_spelled_out_maps_initials_to_the_run_of_capitalised_words(rules):
     assert names["IAU"] == "International Astronomical Union"
     assert names["BE"] == "Bank of England"  # one other word between two capitalised words
     assert "IAUB" not in names  # "met at the" is more than one word between runs
+
+
+def _judged_rules(rules, script, **kw):
+    from veridic import build_scorer
+    from veridic.detect._detector import HallucinationDetector
+    from veridic.nli._dummy import DummyNLIBackend
+
+    judge = HallucinationDetector(scorer=build_scorer("hybrid", backend=DummyNLIBackend(script)), nlp=rules.nlp)
+    return TaggedDetector(detector=judge, tagger=MarkTagger([]), **kw)
+
+
+def test_rule_flags_let_an_evidence_backed_rule_span_flag_a_passage_the_judge_entails(rules):
+    from veridic.nli._dummy import ENTAIL
+
+    ev = "The Nile is a north-flowing river in northeastern Africa."
+    p = "The Nile is a south-flowing river in northeastern Africa."
+    off = _judged_rules(rules, {"south-flowing": ENTAIL})
+    assert [s.reason for s in off.detector.detect(passage=p, evidence=ev).spans] == ["relation-antonym"]
+    assert off.detect(passage=p, evidence=ev).spans == ()  # the judge entails it, the tagger proposes nothing: unflagged
+    for flags in ("structure", "evidenced"):
+        on = _judged_rules(rules, {"south-flowing": ENTAIL}, rule_flags=flags).detect(passage=p, evidence=ev)
+        assert [(s.type, s.text, s.suggestion, s.reason) for s in on.spans] == [("relation", "south", "north", "relation-antonym")]
+        assert on.edited == ev
+    # Same words, same meaning: the evidence's own direction gets no rule span to flag with.
+    assert _judged_rules(rules, {"north-flowing": ENTAIL}, rule_flags="evidenced").detect(passage=ev, evidence=ev).spans == ()
+
+
+def test_rule_flags_values(rules):
+    assert TaggedDetector(detector=rules, tagger=MarkTagger([]), rule_flags=None).rule_flags is False
+    with pytest.raises(ConfigError, match=r"rule_flags must be one of \[False, 'structure', 'evidenced'\].*got 'all'"):
+        TaggedDetector(detector=rules, tagger=MarkTagger([]), rule_flags="all")

@@ -25,6 +25,7 @@ def test_every_grid_starts_at_the_shipped_settings():
     assert [v[0] for v in GRIDS["v4"].values()] == [False, False]
     assert [v[0] for v in GRIDS["v7"].values()] == [True, True, None]  # v5's shipped settings, nothing filled
     assert [v[0] for v in GRIDS["v8"].values()] == [True, True, False]  # v5's shipped settings, judge-only spans dropped
+    assert [v[0] for v in GRIDS["v13"].values()] == [True, True, False]  # the shipped pipeline first: no rule flags
 
 
 def test_the_table_shows_every_variant_and_marks_the_selected_one():
@@ -36,12 +37,14 @@ def test_the_table_shows_every_variant_and_marks_the_selected_one():
     assert len(lines) == 4 and "**selected**" in lines[3] and "**selected**" not in lines[2]
     assert "| 0.25 | 0.60 | True | all | True | False | — | False |" in lines[3]
     filled = {**rows[1], "knobs": {**rows[1]["knobs"], "unsupported_fill": "absent-words"}}
-    assert "| True | False | absent-words | False | False | 0.400 |" in _table([filled], filled)
+    assert "| True | False | absent-words | False | False | False | 0.400 |" in _table([filled], filled)
     kept = {**rows[1], "knobs": {**rows[1]["knobs"], "judge_contradictions": True},
             "figures": {**figures, "suite_contradictory_f1": 0.66}}
-    assert "| — | True | False | 0.400 |" in _table([kept], kept) and "0.500 / 0.750 / 0.660" in _table([kept], kept)
+    assert "| — | True | False | False | 0.400 |" in _table([kept], kept) and "0.500 / 0.750 / 0.660" in _table([kept], kept)
     bound = {**rows[1], "knobs": {**rows[1]["knobs"], "bindings": True}}
-    assert "| — | False | True | 0.400 |" in _table([bound], bound)
+    assert "| — | False | True | False | 0.400 |" in _table([bound], bound)
+    flagged = {**rows[1], "knobs": {**rows[1]["knobs"], "rule_flags": "structure"}}
+    assert "| — | False | False | structure | 0.400 |" in _table([flagged], flagged)
 
 
 class Counter:

@@ -49,20 +49,24 @@ from veridic.ling._roles import spelled_out
 from veridic.ling.lexical import content_words
 from veridic.types import Span
 
-__all__ = ["BINDINGS", "EVIDENCED_RULES", "JUDGE_CONTRADICTION", "PIPELINE_SETTINGS", "UNSUPPORTED_FILLS", "TaggedDetector", "sentence_type"]
+__all__ = ["BINDINGS", "EVIDENCED_RULES", "JUDGE_CONTRADICTION", "PIPELINE_SETTINGS", "RULE_FLAGS", "UNSUPPORTED_FILLS", "TaggedDetector", "sentence_type"]
 
 #: Rule spans backed by an aligned piece of evidence (kept without a tagger mark); the others (``nli-*``,
 #: ``unknown-entity``, deletion and coverage spans) only say a sentence is doubted, which the tagger says better.
 EVIDENCED_RULES = ("entity-mismatch", "entity-binding", "structure-", "relation-", "polarity-clash", "subjective-")
 #: The confirmation settings a tagger folder may store for the pipeline (:meth:`TaggedDetector.stored_settings`).
 PIPELINE_SETTINGS = ("flag_threshold", "word_threshold", "overrule", "spans_per_sentence", "content_words", "fixes_explain",
-                     "unsupported_fill", "judge_contradictions", "bindings")
+                     "unsupported_fill", "judge_contradictions", "bindings", "rule_flags")
 #: The rule detector's spans on a sentence its judge calls a contradiction (whole, or narrowed to the phrases whose
 #: deletion restores entailment or that the evidence does not cover), kept by ``judge_contradictions``.
 JUDGE_CONTRADICTION = "nli-contradiction"
 #: What marks a sentence the judge does not entail where no proposal or evidence-backed rule span stands
 #: (``unsupported_fill``): nothing, its content words the evidence never uses, or the whole sentence.
 UNSUPPORTED_FILLS = (None, "absent-words", "sentence")
+#: Which of the rules' evidence-backed spans flag a passage by themselves (``rule_flags``), as a proposal past the flag
+#: threshold does: none; those of the parse-based structure check and the relation rules (a reversed or swapped
+#: relation, an antonym: "F. W. de Klerk succeeded him" where the evidence has him succeed de Klerk); or all of them.
+RULE_FLAGS: dict[Any, tuple[str, ...]] = {False: (), "structure": ("structure-", "relation-"), "evidenced": EVIDENCED_RULES}
 #: How a name or value bound to the wrong thing is found (``bindings``): not at all, by how well the words around
 #: each evidence value fit the claim (``"lexical"``; ``True`` means the same), or by the judge itself (``"judge"``).
 BINDINGS = (False, "lexical", "judge")
@@ -156,12 +160,15 @@ class TaggedDetector:
     not strongly entail), ``"judge"`` where the judge reads the sentence with another evidence value of the same
     kind in its place as entailed and at least :data:`JUDGE_BINDING_MARGIN` higher in e − c than as written (the
     :data:`JUDGE_BINDING_CANDIDATES` best-fitting values are tried), which makes the fix a sentence the judge entails.
+    ``rule_flags``, which of the rules' evidence-backed spans flag the passage by themselves where neither the judge's
+    score nor a proposal does (:data:`RULE_FLAGS`: ``False`` none, ``"structure"`` the structure check's and the
+    relation rules', ``"evidenced"`` every one of :data:`EVIDENCED_RULES`); unflagged, the passage keeps no span.
     """
 
     def __init__(self, *, detector: Any, tagger: Any, flag_threshold: float | None = None, word_threshold: float | None = None,
                  overrule: bool = True, spans_per_sentence: int | None = None, content_words: bool = False,
                  fixes_explain: bool = False, unsupported_fill: str | None = None, judge_contradictions: bool = False,
-                 bindings: bool | str = False):
+                 bindings: bool | str = False, rule_flags: bool | str = False):
         if flag_threshold is None:
             flag_threshold = float(getattr(tagger, "meta", {}).get("flag_threshold", 0.9))
         if not 0.0 < flag_threshold <= 1.0:
@@ -180,6 +187,11 @@ class TaggedDetector:
         if bindings not in BINDINGS:
             raise ConfigError(f"bindings must be one of {list(BINDINGS)} (True means \"lexical\"); got {bindings!r}. "
                               "Fix the \"pipeline\" block of the tagger's tagger.json or the argument.")
+        if rule_flags is None:
+            rule_flags = False
+        if rule_flags not in RULE_FLAGS or rule_flags is True:
+            raise ConfigError(f"rule_flags must be one of {list(RULE_FLAGS)}; got {rule_flags!r}. "
+                              "Fix the \"pipeline\" block of the tagger's tagger.json or the argument.")
         if spans_per_sentence is not None and spans_per_sentence < 1:
             raise ConfigError(f"spans_per_sentence must be a positive number or None (all); got {spans_per_sentence}.")
         self.detector = detector
@@ -193,6 +205,7 @@ class TaggedDetector:
         self.unsupported_fill = unsupported_fill
         self.judge_contradictions = bool(judge_contradictions)
         self.bindings: bool | str = bindings
+        self.rule_flags: bool | str = rule_flags
         self.judge = detector.scorer
 
     @staticmethod
@@ -228,7 +241,7 @@ class TaggedDetector:
                 "flag_threshold": self.flag_threshold, "word_threshold": self.word_threshold, "overrule": self.overrule,
                 "spans_per_sentence": self.spans_per_sentence, "content_words": self.content_words,
                 "fixes_explain": self.fixes_explain, "unsupported_fill": self.unsupported_fill,
-                "judge_contradictions": self.judge_contradictions, "bindings": self.bindings}
+                "judge_contradictions": self.judge_contradictions, "bindings": self.bindings, "rule_flags": self.rule_flags}
 
     def detect(self, *, passage: str, evidence: str | None = None, query: str | None = None) -> DetectionResult:
         return self.detect_many(passages=[passage], evidences=None if evidence is None else [evidence],
@@ -282,7 +295,9 @@ class TaggedDetector:
         if bound:
             result = replace(result, spans=(*result.spans, *bound))
         recounted = any((r.reason or "").endswith(RECOUNT_SUFFIX) for r in result.spans)
-        if not (self._flagged(result, proposals) or bound or recounted):
+        prefixes = RULE_FLAGS[self.rule_flags]
+        ruled = bool(prefixes) and any((r.reason or "").startswith(prefixes) for r in result.spans)
+        if not (self._flagged(result, proposals) or bound or recounted or ruled):
             return replace(result, spans=(), edited=passage, tagged=passage)
         spans: list[HallucinationSpan] = []
         used: set[int] = set()
