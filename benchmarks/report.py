@@ -331,7 +331,8 @@ def _spans(lines: list[str]) -> None:
                     f"`veridic/models/{EMBEDDED_TAGGER_NAME}/README.md`): token classification on the accurate tier's MPNet "
                     "encoder cut to its first six layers, trained and its flag threshold fitted as registered in "
                     "[preregistration/span-tagger.md](preregistration/span-tagger.md) (sixth and seventh recipes). *pipeline* "
-                    "is `veridic detect` as shipped: the tagger proposes, the rules and the hybrid judge confirm, type and fix. "
+                    "is `veridic detect` as shipped: the tagger proposes, the rules and the hybrid judge confirm, type and fix, "
+                    "a proposal flagging a passage on its own from a score of 0.80 (Pipeline v14). "
                     "*detector* is the same detector without a tagger (`--tagger none`).", ""]
         return out
 
