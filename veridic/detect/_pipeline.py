@@ -189,7 +189,7 @@ class TaggedDetector:
                               "Fix the \"pipeline\" block of the tagger's tagger.json or the argument.")
         if rule_flags is None:
             rule_flags = False
-        if rule_flags not in RULE_FLAGS or rule_flags is True:
+        if rule_flags not in RULE_FLAGS:
             raise ConfigError(f"rule_flags must be one of {list(RULE_FLAGS)}; got {rule_flags!r}. "
                               "Fix the \"pipeline\" block of the tagger's tagger.json or the argument.")
         if spans_per_sentence is not None and spans_per_sentence < 1:
@@ -397,7 +397,7 @@ class TaggedDetector:
 
         out: list[HallucinationSpan] = []
         for sv in result.sentences:
-            sent = next((x for x in doc.sents if x.start_char <= sv.span.start < x.end_char), None)
+            sent = _sentence_at(doc, sv.span.start)
             if sent is None or sv.e >= self.detector.strong_support:
                 continue
             for m in misbound_entities(sent, evidence_doc):
@@ -423,7 +423,7 @@ class TaggedDetector:
             return []
         jobs: list[tuple[Any, Any, Any, str]] = []  # (sentence verdict, claim value, evidence value, the sentence with it)
         for sv in result.sentences:
-            sent = next((x for x in doc.sents if x.start_char <= sv.span.start < x.end_char), None)
+            sent = _sentence_at(doc, sv.span.start)
             if sent is None:
                 continue
             for ent, _own, others in binding_candidates(sent, evidence_doc):
@@ -444,7 +444,7 @@ class TaggedDetector:
         if not jobs:
             return []
         verdicts = self.judge.score(sources=[result.evidence] * len(jobs), claims=[t for *_, t in jobs])
-        best: dict[int, tuple[float, Any, Any, Any]] = {}  # claim value start -> (gain, sentence verdict, value, verdict)
+        best: dict[int, tuple[float, Any, Any, Any]] = {}  # claim value start -> (gain, claim value, evidence value, verdict)
         for (sv, ent, c, _text), v in zip(jobs, verdicts):
             gain = (v.e - v.c) - (sv.e - sv.c)
             if entailed(v.e, v.n, v.c) and gain >= JUDGE_BINDING_MARGIN and gain > best.get(ent.start_char, (-1.0,))[0]:
@@ -475,6 +475,11 @@ class TaggedDetector:
         return HallucinationSpan(start=t.start, end=t.end, text=passage[t.start:t.end], type=typ, confidence=float(min(1.0, t.score)),
                                  evidence=evidence, suggestion=None, reason=reason,
                                  edit_range=None if unit == (t.start, t.end) else unit)
+
+
+def _sentence_at(doc: Any, start: int) -> Any:
+    """The parsed sentence of ``doc`` holding character ``start``; None outside every sentence."""
+    return next((x for x in doc.sents if x.start_char <= start < x.end_char), None)
 
 
 def _runs(text: str, words: Sequence[tuple[int, int]], *, offset: int = 0) -> list[tuple[int, int]]:
