@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from pipeline_variants import GRIDS, _Memo, _table, select  # noqa: E402
+import pytest  # noqa: E402
+from pipeline_variants import GRIDS, _Memo, _parse_costs, _table, select  # noqa: E402
 
 
 def variant(obj: float, passing: int, edits: int = 10) -> dict:
@@ -26,6 +27,15 @@ def test_every_grid_starts_at_the_shipped_settings():
     assert [v[0] for v in GRIDS["v7"].values()] == [True, True, None]  # v5's shipped settings, nothing filled
     assert [v[0] for v in GRIDS["v8"].values()] == [True, True, False]  # v5's shipped settings, judge-only spans dropped
     assert [v[0] for v in GRIDS["v13"].values()] == [True, True, False]  # the shipped pipeline first: no rule flags
+    assert GRIDS["v15"]["window"][0] is None  # the tagger's own window first
+
+
+def test_a_window_that_costs_more_than_twice_the_scorer_is_out_of_the_selection_and_costs_are_parsed_or_refused():
+    rows = [variant(0.60, 10), {**variant(0.70, 10), "cost_ratio": 2.38}, {**variant(0.65, 10), "cost_ratio": 1.9}]
+    assert select(rows) is rows[2]  # the best mean costs 2.38 x
+    assert _parse_costs(["384=2.38", "256=1.17"]) == {384: 2.38, 256: 1.17}
+    with pytest.raises(SystemExit, match="WINDOW=RATIO"):
+        _parse_costs(["384:2.38"])
 
 
 def test_the_table_shows_every_variant_and_marks_the_selected_one():

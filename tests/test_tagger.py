@@ -563,3 +563,26 @@ def test_a_backbone_cut_to_its_first_layers_keeps_their_weights_and_refuses_more
             _backbone(ref, AutoTokenizer, AutoModelForTokenClassification, num_layers=full + 1)
     with pytest.raises(ConfigError, match="num_layers must be a positive whole number"):
         TaggerTrainConfig(num_layers=0)
+
+
+def test_a_wider_window_reads_source_a_narrow_one_cuts_and_a_window_the_encoder_cannot_hold_is_refused():
+    """``max_length`` is the window the source is packed into: a supporting sentence that shares fewer of the claim's
+    words than twenty others is cut at 256 tokens and read at 512, where the whole source fits."""
+    pytest.importorskip("torch")
+    from veridic.detect import EMBEDDED_TAGGER_NAME, SpanTagger
+
+    narrow = SpanTagger(EMBEDDED_TAGGER_NAME)
+    wide = SpanTagger(EMBEDDED_TAGGER_NAME, max_length=512)
+    assert (narrow.max_length, wide.max_length) == (256, 512) and wide.describe()["max_length"] == 512
+    filler = [f"Acme hired {n} engineers in Ohio in {1990 + n // 150}, its annual report on engineers says." for n in range(100, 3100, 150)]
+    support = "Its only plant is in Dayton."
+    source = " ".join(filler[:10] + [support] + filler[10:])
+    claim = "Acme hired engineers in Ohio for its plant in Dayton."
+    # the tokenizer lower-cases what it reads
+    read = {t.max_length: t.tokenizer.decode(t.encode(claim, source)["input_ids"]) for t in (narrow, wide)}
+    assert support.lower() not in read[256] and support.lower() in read[512]
+    assert len(read[256]) < len(read[512])
+    assert not narrow.sees_whole_source(source=source, claim=claim) and wide.sees_whole_source(source=source, claim=claim)
+    assert [len(p) for p in narrow.char_probabilities(sources=[source], claims=[claim])] == [len(claim)]
+    with pytest.raises(ConfigError, match="from 64 to 512"):
+        SpanTagger(EMBEDDED_TAGGER_NAME, max_length=1024)

@@ -213,7 +213,7 @@ class SpanTagger:
     """
 
     def __init__(self, model_dir: str | Path, *, threshold: float | None = None, batch_size: int = 16, device: str = "cpu",
-                 dtype: str | None = None):
+                 dtype: str | None = None, max_length: int | None = None):
         try:
             import torch
             from transformers import AutoModelForTokenClassification, AutoTokenizer
@@ -233,7 +233,7 @@ class SpanTagger:
         self.threshold = float(self.meta.get("threshold", 0.5) if threshold is None else threshold)
         if not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"threshold must lie in (0, 1); got {self.threshold}.")
-        self.max_length = int(self.meta.get("max_length", 256))
+        self.max_length = int(self.meta.get("max_length", 256) if max_length is None else max_length)
         # absent in taggers written before the setting existed: pieces bounded by tokens alone, as they were scored
         self.piece_sentences = self.meta.get("piece_sentences")
         if not _positive_int_or_none(self.piece_sentences):
@@ -257,6 +257,7 @@ class SpanTagger:
         self.dtype = wanted
         self.tokenizer = AutoTokenizer.from_pretrained(self.dir)
         self.model = _load_model(self.dir, AutoModelForTokenClassification).to(self.device).eval()
+        _check_window(self.max_length, self.model.config, where="max_length" if max_length is not None else f"{meta_file}: max_length")
         self._count = token_counter(self.tokenizer)
         # The pipeline and a benchmark's tagger-alone column tag the same (source, claim) pairs; a base-size model
         # takes most of a second per sentence on two cores, so each pair's probabilities are kept for the next call.
@@ -370,8 +371,9 @@ class SpanTagger:
         return [TaggerResult(tuple(s)) for s in self.predict(sources=list(evidences), claims=list(passages))]
 
     def describe(self) -> dict[str, Any]:
-        return {"tagger": str(self.dir), "threshold": self.threshold, "max_length": self.max_length,
-                **{k: v for k, v in self.meta.items() if k not in ("threshold", "dtype")}, "dtype": self.dtype}
+        return {"tagger": str(self.dir), "threshold": self.threshold,
+                **{k: v for k, v in self.meta.items() if k not in ("threshold", "dtype", "max_length")},
+                "max_length": self.max_length, "dtype": self.dtype}
 
 
 def _pair_key(source: str, claim: str) -> bytes:
@@ -392,6 +394,17 @@ def _load_model(folder: Path, auto_cls: Any) -> Any:
 def token_counter(tokenizer: Any) -> Callable[[str], int]:
     """Tokens of a text without special tokens (long texts are only counted, so the length warning stays quiet)."""
     return lambda text: len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+
+def _check_window(max_length: int, config: Any, *, where: str) -> None:
+    """Refuse a window the encoder cannot read: fewer tokens than a piece needs, or more positions than it holds."""
+    # RoBERTa-style encoders (MPNet) spend two positions before the first token; BERT-style ones (MiniLM) none.
+    positions = int(getattr(config, "max_position_embeddings", 512))
+    offset = 2 if getattr(config, "model_type", "") in ("mpnet", "roberta", "xlm-roberta") else 0
+    most = positions - offset
+    if not 64 <= max_length <= most:
+        raise ConfigError(f"{where} must be a whole number of tokens from 64 to {most} (what this encoder's "
+                          f"{positions} positions hold); got {max_length}. 256 is the window the shipped taggers were trained at.")
 
 
 def _source_budget(piece_tokens: int, max_length: int) -> int:
