@@ -53,6 +53,17 @@ def test_bad_input_is_a_clear_error_or_a_stated_abstention():
     short = det.detect(passage="Le ciel est vert.", evidence="Le ciel est bleu. Il fait beau aujourd'hui à Paris, dit la radio.")
     assert not short.judged and "evidence does not look like English" in short.note and short.spans == ()
     assert det.detect(passage="Messi was born in Rosario in 1987.", evidence="Lionel Messi was born in 1987 in Rosario.").judged
+    # Languages that share function words with English ("in", "an") are told apart by the language identifier.
+    for passage, evidence in [("Die neue Station der ESA liegt in Spanien und wurde im Jahr 2012 gebaut.",
+                               "Die neue Station der ESA liegt in Malargüe, Argentinien."),
+                              ("Het nieuwe station van ESA ligt in Spanje en werd in 2012 gebouwd.",
+                               "Het nieuwe station van ESA ligt in Argentinië.")]:
+        other = det.detect(passage=passage, evidence=evidence)
+        assert not other.judged and "passage does not look like English" in other.note and other.spans == ()
+        assert other.edited == passage
+    names = det.detect(passage="Jordan Spieth, Rory McIlroy, Dustin Johnson and Justin Rose all made the cut.",
+                       evidence="Spieth, McIlroy, Johnson and Rose all made the cut at Augusta on Friday.")
+    assert names.judged  # English text full of names is still English
     # an English passage short of function words, against English evidence, is still judged
     assert det.detect(passage="Deep Blue beat Kasparov.", evidence="In 1997 Deep Blue beat Garry Kasparov in a six-game match.").judged
     with pytest.raises(InputError, match="the parser takes at most"):
