@@ -2,6 +2,10 @@
 
     python benchmarks/tagger_eval.py --tagger veridic-tagger-minilm-l6 -o runs/report/spans
     python benchmarks/tagger_eval.py --tagger ~/.cache/veridic/train/span-tagger-v1/final -o runs/tagger --steps wice,cost
+    python benchmarks/tagger_eval.py --tagger veridic-tagger-mpnet-l6 --judge veridic-nli-mpnet-base --steps spans,wice,suite -o OUT
+
+``--judge NAME`` runs the detector and the pipeline on that NLI model (``veridic detect --model NAME``) instead of the
+default one; the tagger alone and the baselines do not read a judge.
 
 Steps (``--steps``, comma-separated; default all), each beside trivial baselines and today's detector:
 
@@ -65,30 +69,34 @@ def tagger_stamp(tagger: str) -> dict[str, str]:
     return {"tagger": str(folder.resolve()), "files": folder_fingerprint(folder)}
 
 
-def spans(*, tagger: str, out: Path) -> dict:
-    _run([_exe("veridic"), "detect", "bench-spans", "--tagger", tagger, "--pipeline", "-o", str(out / "bench-spans")])
+def _judge_args(judge: str | None) -> list[str]:
+    return ["--model", judge] if judge else []
+
+
+def spans(*, tagger: str, out: Path, judge: str | None = None) -> dict:
+    _run([_exe("veridic"), "detect", "bench-spans", "--tagger", tagger, "--pipeline", *_judge_args(judge), "-o", str(out / "bench-spans")])
     return json.loads((out / "bench-spans" / "spans.json").read_text())
 
 
-def wice(*, tagger: str, data: str, out: Path) -> dict:
+def wice(*, tagger: str, data: str, out: Path, judge: str | None = None) -> dict:
     res: dict = {}
     for split in ("dev", "test"):
         for name, extra in (("tagger", ["--tagger", tagger]), ("pipeline", ["--tagger", tagger, "--pipeline"]), ("detector", [])):
             f = out / f"wice-{split}-{name}.json"
             if not f.exists():
-                _run([_exe("veridic"), "detect", "bench", "wice", "--split", split, "--data", data, *extra, "-o", str(f)])
+                _run([_exe("veridic"), "detect", "bench", "wice", "--split", split, "--data", data, *extra, *_judge_args(judge), "-o", str(f)])
             rep = json.loads(f.read_text())
             res.setdefault(split, {})[name] = {k: rep.get(k) for k in ("f1", "precision", "recall", "f1_ci95", "baseline_all_tokens",
                                                                          "margin_over_baseline_ci95", "claims", "predicted_types")}
     return res
 
 
-def suite(*, tagger: str, out: Path) -> dict:
+def suite(*, tagger: str, out: Path, judge: str | None = None) -> dict:
     res: dict = {}
     for name, extra in (("detector", []), ("pipeline", ["--tagger", tagger])):
         f = out / f"suite-{name}.json"
         if not f.exists():
-            _run([_exe("veridic"), "detect", "bench", "suite", *extra, "-o", str(f)])
+            _run([_exe("veridic"), "detect", "bench", "suite", *extra, *_judge_args(judge), "-o", str(f)])
         rep = json.loads(f.read_text())
         rep.pop("errors", None)  # per-passage mistakes stay in OUT/suite-*.json
         res[name] = rep
@@ -110,15 +118,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--force", action="store_true", help="recompute every step, even those whose results OUT already holds")
     ap.add_argument("--cost-also-model", action="append", default=[], metavar="NAME",
                     help="the cost step also times the scorer on this model (e.g. the accurate tier beside a base-size tagger)")
+    ap.add_argument("--judge", default=None, metavar="NAME",
+                    help="the NLI model the detector and the pipeline judge with (default: the embedded default model)")
     args = ap.parse_args(argv)
     try:
         steps = parse_steps(args.steps, STEPS)
     except ValueError as exc:
         ap.error(str(exc))
     args.out.mkdir(parents=True, exist_ok=True)
-    run = {"spans": lambda: spans(tagger=args.tagger, out=args.out), "wice": lambda: wice(tagger=args.tagger, data=args.wice, out=args.out),
-           "suite": lambda: suite(tagger=args.tagger, out=args.out), "cost": lambda: cost(tagger=args.tagger, also=args.cost_also_model)}
-    run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force, stamp={**tagger_stamp(args.tagger), "judge": model_stamp(EMBEDDED_MODEL_NAME)}, inner=INNER)
+    j = args.judge
+    run = {"spans": lambda: spans(tagger=args.tagger, out=args.out, judge=j), "wice": lambda: wice(tagger=args.tagger, data=args.wice, out=args.out, judge=j),
+           "suite": lambda: suite(tagger=args.tagger, out=args.out, judge=j), "cost": lambda: cost(tagger=args.tagger, also=args.cost_also_model)}
+    run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force,
+              stamp={**tagger_stamp(args.tagger), "judge": model_stamp(j or EMBEDDED_MODEL_NAME)}, inner=INNER)
     print(json.dumps({"tagger": args.tagger, "out": str(args.out), "steps": [s for s in STEPS if (args.out / f"{s}.json").exists()]}))
     return 0
 
