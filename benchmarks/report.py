@@ -2,7 +2,7 @@
 
     python benchmarks/report.py                 # render docs/report.md from benchmarks/results/ (seconds)
     python benchmarks/report.py --run           # re-run every measurement first (about 25 min on 2 busy CPU cores), then render
-    python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, accurate, distill, commercial, spans, spans-mpnet, spans-minilm, reading, speed), then render
+    python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, accurate, distill, commercial, spans, spans-mpnet, spans-minilm, spans-accurate-judge, reading, speed), then render
     python benchmarks/report.py --check         # fail when docs/report.md differs from what the result files give
 
 Each measurement is one or two commands (listed in MEASUREMENTS and printed on the page beside its
@@ -92,6 +92,14 @@ def measurements() -> list[Measurement]:
             "The same span evaluation for the MiniLM-L6 tagger (`veridic-tagger-minilm-l6`), the default until the six-layer "
             "tagger replaced it.",
             (("python", "benchmarks/tagger_eval.py", "--tagger", "veridic-tagger-minilm-l6", "--force", "-o", str(RUNS / "spans-minilm")),),
+            keep=("spans.json", "wice.json", "suite.json", "cost.json"),
+        ),
+        Measurement(
+            "spans-accurate-judge",
+            f"The same span evaluation for the default tagger with the accurate tier (`{ACCURATE_MODEL_NAME}`) as the judge "
+            "of the detector and the pipeline, and the whole detector's cost with either judge.",
+            (("python", "benchmarks/tagger_eval.py", "--tagger", EMBEDDED_TAGGER_NAME, "--judge", ACCURATE_MODEL_NAME,
+              "--cost-also-model", ACCURATE_MODEL_NAME, "--cost-detector", "-o", str(RUNS / "spans-accurate-judge")),),
             keep=("spans.json", "wice.json", "suite.json", "cost.json"),
         ),
         Measurement(
@@ -369,6 +377,16 @@ def _spans_minilm(lines: list[str]) -> None:
         "alone and the detector with it.", ""])
 
 
+def _spans_accurate_judge(lines: list[str]) -> None:
+    _span_section(lines, "spans-accurate-judge", lambda rep: [
+        "### The detector judged by the accurate tier", "",
+        f"`veridic detect --model {ACCURATE_MODEL_NAME}`: the default tagger and pipeline settings, with the accurate tier "
+        "(its own fitted `hybrid`) deciding which passages are flagged and which proposals stand, and judging for the rules. "
+        "Measured once as registered in [preregistration/span-tagger.md](preregistration/span-tagger.md) (\"Measurement J1\"); "
+        "it changes nothing shipped. *tagger* is the default tagger alone (it reads no judge), *pipeline* the detector with "
+        "it, *detector* the rules and this judge without a tagger.", ""])
+
+
 def _span_tables(lines: list[str], folder: str, rep: dict) -> None:
     """The span table, the registered targets, WiCE, the suite and the cost of one tagger's results folder."""
     from veridic.detect._spans import render_markdown
@@ -386,6 +404,11 @@ def _span_tables(lines: list[str], folder: str, rep: dict) -> None:
         lines += [f"**Cost** ({c['rows']} evaluation rows, the models loaded first, median of {c['repeats']} alternating runs in one "
                   f"process, 2 cores): the tagger {sp['tagger']:.3f} s per passage, the default scorer (`{c['scorer']}`) "
                   f"{sp['scorer']:.3f} s: **{c['tagger_over_scorer']:.2f}×** (target ≤ 2×){beside}.", ""]
+        if "detector_over_scorer" in c:
+            names = {"detector": "the detector as shipped", "detector-without-tagger": "without a tagger (`--tagger none`)"}
+            parts = [f"{names.get(k, 'judged by `' + k.split('@', 1)[-1] + '`')} {sp[k]:.3f} s ({r:.2f}× the default scorer)"
+                     for k, r in c["detector_over_scorer"].items()]
+            lines += ["The whole detector per passage (parse, tagger, rules and judge, same rows and runs): " + "; ".join(parts) + ".", ""]
 
 
 def _met(ok: bool) -> str:
@@ -621,7 +644,8 @@ def render() -> str:
              "load tests) are in the [development log](history/benchmarks-log.md) with their commands, and "
              "`benchmarks/README.md` in the repository lists the script behind each.", ""]
     for name, fn in (("dev", _dev), ("contrast", _contrast), ("binding", _binding), ("accurate", _accurate), ("distill", _distill), ("commercial", _commercial), ("spans", _spans),
-                     ("spans-mpnet", _spans_mpnet), ("spans-minilm", _spans_minilm), ("reading", _reading), ("speed", _speed)):
+                     ("spans-mpnet", _spans_mpnet), ("spans-minilm", _spans_minilm),
+                     ("spans-accurate-judge", _spans_accurate_judge), ("reading", _reading), ("speed", _speed)):
         if (RESULTS / name / "meta.json").is_file():
             fn(lines)
         else:

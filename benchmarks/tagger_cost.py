@@ -8,7 +8,10 @@ three sets) goes through the tagger and through ``veridic.load_scorer()`` (``hyb
 backend ``auto``) in alternating runs in one process, so both meet the same load. Prints the median seconds per
 passage of each and their ratio as JSON. ``--also-model NAME`` (repeatable) times the same scorer on another model
 in the same alternation (a base-size tagger's cost beside the accurate tier's, say); its ratio is
-``tagger_over[NAME]``.
+``tagger_over[NAME]``. ``--detector`` also times the whole detector (``veridic.load_detector()``: parse, tagger, rules
+and judge) on the same rows, on the default judge, without a tagger (``load_detector(tagger=None)``, the rules and the
+judge alone) and on each ``--also-model`` (``load_detector(model=NAME)``); its ratios to the default scorer are
+``detector_over_scorer``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--also-model", action="append", default=[], metavar="NAME",
                     help="also time the scorer on this model (a shipped name or a folder); repeatable")
+    ap.add_argument("--detector", action="store_true",
+                    help="also time the whole detector with the shipped tagger, judged by the default model and each --also-model")
     args = ap.parse_args()
 
     import veridic
@@ -46,10 +51,18 @@ def main() -> int:
         sc.score(sources=sources[:4], claims=claims[:4])
     runs = {"tagger": lambda: tagger.predict(sources=sources, claims=claims),
             **{k: (lambda sc=sc: sc.score(sources=sources, claims=claims)) for k, sc in scorers.items()}}
+    detectors = {}
+    if args.detector:
+        detectors = {"detector": veridic.load_detector(), "detector-without-tagger": veridic.load_detector(tagger=None),
+                     **{f"detector@{m}": veridic.load_detector(model=m) for m in args.also_model}}
+        for name, det in detectors.items():
+            det.detect_many(passages=claims[:4], evidences=sources[:4])
+            runs[name] = lambda det=det: det.detect_many(passages=claims, evidences=sources)
     times: dict[str, list[float]] = {k: [] for k in runs}
     for _ in range(args.repeats):
         for name, run in runs.items():
-            tagger.forget()  # each repeat tags every pair again, not from the tagger's kept probabilities
+            for t in [tagger, *(d.tagger for d in detectors.values() if getattr(d, "tagger", None) is not None)]:
+                t.forget()  # each repeat tags every pair again, not from the tagger's kept probabilities
             t = time.perf_counter()
             run()
             times[name].append((time.perf_counter() - t) / len(rows))
@@ -58,6 +71,8 @@ def main() -> int:
            "tagger_over_scorer": med["tagger"] / med["scorer"], "scorer": scorers["scorer"].describe().get("name")}
     if args.also_model:
         out["tagger_over"] = {m: med["tagger"] / med[m] for m in args.also_model}
+    if detectors:
+        out["detector_over_scorer"] = {k: med[k] / med["scorer"] for k in detectors}
     print(json.dumps(out, indent=1))
     return 0
 

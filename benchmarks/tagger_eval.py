@@ -4,6 +4,7 @@
     python benchmarks/tagger_eval.py --tagger ~/.cache/veridic/train/span-tagger-v1/final -o runs/tagger --steps wice,cost
     python benchmarks/tagger_eval.py --tagger veridic-tagger-mpnet-l6 --judge veridic-nli-mpnet-base --steps spans,wice,suite -o OUT
 
+``--cost-detector`` also times the whole detector in the cost step (``benchmarks/tagger_cost.py --detector``).
 ``--judge NAME`` runs the detector and the pipeline on that NLI model (``veridic detect --model NAME``) instead of the
 default one; the tagger alone and the baselines do not read a judge.
 
@@ -103,8 +104,8 @@ def suite(*, tagger: str, out: Path, judge: str | None = None) -> dict:
     return res
 
 
-def cost(*, tagger: str, also: list[str]) -> dict:
-    extra = [a for m in also for a in ("--also-model", m)]
+def cost(*, tagger: str, also: list[str], detector: bool = False) -> dict:
+    extra = [a for m in also for a in ("--also-model", m)] + (["--detector"] if detector else [])
     line = [x for x in _run([sys.executable, "benchmarks/tagger_cost.py", "--tagger", tagger, *extra]).splitlines() if x.strip()]
     return json.loads("\n".join(line))
 
@@ -118,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--force", action="store_true", help="recompute every step, even those whose results OUT already holds")
     ap.add_argument("--cost-also-model", action="append", default=[], metavar="NAME",
                     help="the cost step also times the scorer on this model (e.g. the accurate tier beside a base-size tagger)")
+    ap.add_argument("--cost-detector", action="store_true",
+                    help="the cost step also times the whole detector: with the default judge, without a tagger, and judged by each --cost-also-model")
     ap.add_argument("--judge", default=None, metavar="NAME",
                     help="the NLI model the detector and the pipeline judge with (default: the embedded default model)")
     args = ap.parse_args(argv)
@@ -128,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     j = args.judge
     run = {"spans": lambda: spans(tagger=args.tagger, out=args.out, judge=j), "wice": lambda: wice(tagger=args.tagger, data=args.wice, out=args.out, judge=j),
-           "suite": lambda: suite(tagger=args.tagger, out=args.out, judge=j), "cost": lambda: cost(tagger=args.tagger, also=args.cost_also_model)}
+           "suite": lambda: suite(tagger=args.tagger, out=args.out, judge=j), "cost": lambda: cost(tagger=args.tagger, also=args.cost_also_model, detector=args.cost_detector)}
     run_steps(order=STEPS, wanted=steps, run=run, out=args.out, force=args.force,
               stamp={**tagger_stamp(args.tagger), "judge": model_stamp(j or EMBEDDED_MODEL_NAME)}, inner=INNER)
     print(json.dumps({"tagger": args.tagger, "out": str(args.out), "steps": [s for s in STEPS if (args.out / f"{s}.json").exists()]}))
