@@ -209,7 +209,8 @@ class SpanTagger:
     shipped tagger), unpacked to fp32 on load.
 
     ``predict(sources=, claims=)`` gives one list of :class:`TaggedSpan` per claim; ``char_probabilities`` the
-    per-character probabilities behind them. Build one with :func:`veridic.detect._tagger_train.train_tagger`.
+    per-character probabilities behind them. ``threshold``, ``dtype`` and ``max_length`` (the window, in tokens, a claim
+    piece and its packed source share) override ``tagger.json`` for this instance. Build one with :func:`veridic.detect._tagger_train.train_tagger`.
     """
 
     def __init__(self, model_dir: str | Path, *, threshold: float | None = None, batch_size: int = 16, device: str = "cpu",
