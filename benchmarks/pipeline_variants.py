@@ -52,8 +52,6 @@ GRIDS: dict[str, dict[str, list[Any]]] = {
     "v13": {"content_words": [True], "fixes_explain": [True], "rule_flags": [False, "structure", "evidenced"]},
     "v15": {"window": [None, 384, 512], "content_words": [True], "fixes_explain": [True], "flag_threshold": [0.80]},
 }
-#: grid knobs that belong to the tagger, not to ``TaggedDetector``: each value gets a tagger of its own
-_TAGGER_KNOBS = ("window",)
 
 
 class _Memo:
@@ -120,9 +118,8 @@ def _tagger_alone(tagger: Any, *, wice: list[dict], entfa: list[Any]) -> dict[st
     from veridic.detect._benchmark import wice_span_f1
     from veridic.detect._spans import span_prf
 
-    inner = tagger._inner if isinstance(tagger, _Memo) else tagger
-    w = wice_span_f1(detector=inner, rows=wice, n_boot=0)
-    res = inner.detect_many(passages=[r.claim for r in entfa], evidences=[r.source for r in entfa])
+    w = wice_span_f1(detector=tagger, rows=wice, n_boot=0)
+    res = tagger.detect_many(passages=[r.claim for r in entfa], evidences=[r.source for r in entfa])
     e = span_prf(entfa, [[(s.start, s.end) for s in r.spans] for r in res])
     return {"tagger_wice_dev_f1": w["f1"], "tagger_entfa_held_back_f1": e["f1"]}
 
@@ -159,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     suite = load_contrast_suite()
     print(f"WiCE dev {len(wice)} claims, EntFA held-back {len(entfa)} rows, suite {len(suite)} passages", file=sys.stderr)
     grid = GRIDS[args.grid]
+    windowed = "window" in grid  # a knob of the tagger, not of TaggedDetector: each window gets a tagger of its own
     taggers: dict[Any, Any] = {None: tagger}
     rows = []
     for values in tqdm(list(itertools.product(*grid.values())), desc="variants", unit="variant"):
@@ -172,15 +170,15 @@ def main(argv: list[str] | None = None) -> int:
         # (not the shipped tagger's stored ones, which later selections change), so each grid reruns as registered.
         pipe = TaggedDetector(detector=rules, tagger=taggers[window], **knobs)
         fig = measure(pipe, wice=wice, entfa=entfa, suite=suite)
-        if "window" in grid:
+        if windowed:
             fig.update(_tagger_alone(taggers[window], wice=wice, entfa=entfa))
         obj = (fig["wice_dev_f1"] + fig["entfa_held_back_f1"] + fig["suite_left_alone"]) / 3
         described = {k: v for k, v in pipe.describe().items() if k in _KNOBS}
-        if "window" in grid:
-            described["window"] = window or shipped.tagger.max_length
         row = {"knobs": described, "figures": fig, "objective": obj}
-        if "window" in described and described["window"] in costs:
-            row["cost_ratio"] = costs[described["window"]]
+        if windowed:
+            described["window"] = window or shipped.tagger.max_length
+            if described["window"] in costs:
+                row["cost_ratio"] = costs[described["window"]]
         rows.append(row)
     chosen = select(rows)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -58,11 +58,12 @@ def main() -> int:
         for name, det in detectors.items():
             det.detect_many(passages=claims[:4], evidences=sources[:4])
             runs[name] = lambda det=det: det.detect_many(passages=claims, evidences=sources)
+    taggers = [tagger, *(d.tagger for d in detectors.values() if getattr(d, "tagger", None) is not None)]
     times: dict[str, list[float]] = {k: [] for k in runs}
     for _ in range(args.repeats):
         for name, run in runs.items():
-            for t in [tagger, *(d.tagger for d in detectors.values() if getattr(d, "tagger", None) is not None)]:
-                t.forget()  # each repeat tags every pair again, not from the tagger's kept probabilities
+            for kept in taggers:
+                kept.forget()  # each repeat tags every pair again, not from the tagger's kept probabilities
             t = time.perf_counter()
             run()
             times[name].append((time.perf_counter() - t) / len(rows))
