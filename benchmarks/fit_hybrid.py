@@ -14,6 +14,10 @@ Usage:
    single feature is shipped alone).
 4. Fit on all rows and write the weights (with the LODO / LOTO figures in their ``meta``).
 
+``--companion MODEL`` runs the same pass with a second model (cached in OUT/companion/) and joins its NLI
+features to each row under the suffix ``@companion`` (``ec_mean@companion``), so a combination reading both
+models can be validated the same way (pair P1 in docs/preregistration/nli-base.md).
+
 ``--objective ranking`` (ablation, not shipped) fits the same linear form to within-dataset
 positive−negative differences, i.e. it maximises each dataset's AUC rather than pooled
 likelihood. Measured on the dev pool (development log, "A ranking objective for the combiner"): +0.9 LODO on the dev pool, bought by leaning harder on
@@ -34,7 +38,7 @@ from veridic import build_scorer
 from veridic.bench._datasets import load_datasets
 from veridic.config import ScorerConfig
 from veridic.nli import CachedBackend, load_backend
-from veridic.nli._hybrid import ALL_FEATURES, HybridWeights, features_from_verdict, fit_hybrid
+from veridic.nli._hybrid import ALL_FEATURES, COMPANION, NLI_FEATURES, HybridWeights, features_from_verdict, fit_hybrid
 
 CANDIDATE_SETS = (
     ("ec_mean",),
@@ -107,9 +111,33 @@ def compute_features(*, model: str | None, specs: list[str], out: Path, batch: i
     return rows
 
 
+def join_companion(rows: list[dict], companion: list[dict]) -> list[dict]:
+    """``rows`` with the companion model's NLI features added under ``<name>@companion``, matched by (dataset, id).
+
+    Both passes must have read the same rows: a row missing from either side is an error, not a silent drop,
+    because the comparison with each model's own combination is only fair on identical rows.
+    """
+    by_key = {(r["dataset"], r["id"]): r for r in companion}
+    if len(by_key) != len(companion):
+        raise ValueError("companion features hold duplicate (dataset, id) keys")
+    keys = {(r["dataset"], r["id"]) for r in rows}
+    if keys != set(by_key):
+        raise ValueError(f"the two models' feature passes read different rows: {len(keys - set(by_key))} only in the "
+                         f"first, {len(set(by_key) - keys)} only in the companion; delete OUT/ and run again")
+    out = []
+    for r in rows:
+        c = by_key[(r["dataset"], r["id"])]
+        if c["label"] != r["label"]:
+            raise ValueError(f"row {r['dataset']}/{r['id']}: label {r['label']} against the companion's {c['label']}")
+        out.append({**r, **{n + COMPANION: c[n] for n in NLI_FEATURES}})
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default=None)
+    ap.add_argument("--companion", default=None,
+                    help="a second model whose NLI features join each row as <feature>@companion (see module doc)")
     ap.add_argument("--data", nargs="+", default=["dev"])
     ap.add_argument("--out", required=True, type=Path)
     # The shipped choice (docs/benchmarks.md compares it with richer sets, which overfit the dataset mix).
@@ -131,12 +159,24 @@ def main() -> None:
     rows = compute_features(model=args.model, specs=args.data, out=args.out, max_rows=args.max_rows_per_dataset,
                             seed=args.sample_seed, window_sentences=args.window_sentences, max_windows=args.max_windows,
                             structure_check=not args.no_structure_check, verbatim_support=not args.no_verbatim_support)
+    if args.companion:
+        rows = join_companion(rows, compute_features(
+            model=args.companion, specs=args.data, out=args.out / "companion", max_rows=args.max_rows_per_dataset,
+            seed=args.sample_seed, window_sentences=args.window_sentences, max_windows=args.max_windows,
+            structure_check=not args.no_structure_check, verbatim_support=not args.no_verbatim_support))
     candidates = CANDIDATE_SETS if args.select else (tuple(args.features.split(",")),)
     if args.objective == "ranking" and args.weights_out:
         ap.error("--objective ranking is an ablation; it does not write shippable weights (drop --weights-out)")
     probe = [r for r in rows if args.probe_task and r.get("task") == args.probe_task]
     rows = [r for r in rows if not (args.probe_task and r.get("task") == args.probe_task)]
     results = [evaluate(rows, list(c), C=args.C, objective=args.objective, probe=probe) for c in candidates]
+    if args.companion:
+        # Each model's own combination on the same rows: the baselines a pair must beat.
+        for names in (["ec_mean", "overlap_bigram"], ["ec_mean" + COMPANION, "overlap_bigram"]):
+            b = evaluate(rows, names, C=args.C, objective=args.objective)
+            print(f"baseline {','.join(names)}: LODO mean {100 * b['mean']['hybrid_lodo']:.1f}, LOTO mean "
+                  f"{100 * b['loto_mean']:.1f}; per set LODO " + ", ".join(
+                      f"{d} {100 * b['table'][d]['hybrid_lodo']:.1f}" for d in sorted(b["table"])))
     for r in results:
         print(f"features {','.join(r['names'])}: LODO mean {100 * r['mean']['hybrid_lodo']:.1f}, "
               f"LOTO mean {100 * r['loto_mean']:.1f}, best single feature {r['best_single']} {100 * r['mean'][r['best_single']]:.1f}"
@@ -161,8 +201,9 @@ def main() -> None:
               "lodo_auc_mean": mean["hybrid_lodo"], "loto_auc": {d: table[d]["hybrid_loto"] for d in datasets},
               "loto_auc_mean": mean["hybrid_loto"], "max_rows_per_dataset": args.max_rows_per_dataset,
               "candidates": {",".join(r["names"]): r["mean"]["hybrid_lodo"] for r in results},
-              "model": args.model, "command": "python benchmarks/fit_hybrid.py " + " ".join(f"--data {d}" for d in args.data)
-              + (f" --max-rows-per-dataset {args.max_rows_per_dataset}" if args.max_rows_per_dataset else "")
+              "model": args.model, "companion": args.companion, "command": "python benchmarks/fit_hybrid.py " + " ".join(f"--data {d}" for d in args.data)
+              + (f" --companion {args.companion}" if args.companion else "")
+            + (f" --max-rows-per-dataset {args.max_rows_per_dataset}" if args.max_rows_per_dataset else "")
               + (" --select" if args.select else f" --features {args.features}")},
     )
     # Per-example out-of-dataset scores, for `veridic bench --scores` (honest CIs and tests).

@@ -36,6 +36,9 @@ __all__ = ["HybridScorer", "HybridWeights", "NLI_FEATURES", "ALL_FEATURES", "fea
 
 NLI_FEATURES = ("ec_min", "ec_mean", "e_min", "c_max")
 ALL_FEATURES = NLI_FEATURES + ("overlap_unigram", "overlap_bigram", "novel_numbers", "novel_names")
+# A second model's NLI features carry this suffix (``ec_mean@companion``): fitted by fit_hybrid.py --companion.
+COMPANION = "@companion"
+COMPANION_FEATURES = tuple(n + COMPANION for n in NLI_FEATURES)
 WEIGHTS_FILE = "hybrid.json"
 
 
@@ -64,9 +67,9 @@ class HybridWeights:
         n = len(self.features)
         if not (len(self.mean) == len(self.scale) == len(self.coef) == n):
             raise ConfigError(f"Hybrid weights are inconsistent: {n} features but {len(self.mean)} means, {len(self.scale)} scales, {len(self.coef)} coefficients.")
-        unknown = set(self.features) - set(ALL_FEATURES)
+        unknown = set(self.features) - set(ALL_FEATURES) - set(COMPANION_FEATURES)
         if unknown:
-            raise ConfigError(f"Hybrid weights name unknown features {sorted(unknown)}; known: {list(ALL_FEATURES)}.")
+            raise ConfigError(f"Hybrid weights name unknown features {sorted(unknown)}; known: {list(ALL_FEATURES + COMPANION_FEATURES)}.")
 
     def logit(self, x: np.ndarray) -> np.ndarray:
         z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
@@ -126,6 +129,9 @@ class HybridScorer:
         self.config = config
         self.backend = backend
         self.weights = self._resolve_weights(config.hybrid_weights, backend)
+        if any(f.endswith(COMPANION) for f in self.weights.features):
+            raise ConfigError(f"These hybrid weights read a second model's features ({list(self.weights.features)}); "
+                              "the hybrid scorer reads one model. Use weights fitted on one model's features.")
         # The NLI half: the same options on the e-c scale, with e-c's own threshold.
         self.nli = NLIScorer(config.replace(method="e-c", hybrid_weights=None, threshold=None, name=None), backend, resources)
         self.name = config.label
