@@ -84,9 +84,10 @@ def _rid(*parts: str) -> str:
     return hashlib.sha1("\x1f".join(parts).encode("utf-8")).hexdigest()[:12]
 
 
-def build(data: Path, *, max_pairs: int, seed: int) -> tuple[list[dict], Counter]:
+def build(data: Path, *, max_pairs: int, seed: int, sets: tuple[str, ...] = SETS) -> tuple[list[dict], Counter]:
+    """The corpus rows (originals once, then their edits) and the number of edits per set."""
     pairs = []
-    for name in SETS:
+    for name in sets:
         path = data / f"{name}.jsonl.gz"
         if not path.is_file():
             raise SystemExit(f"error: {path} is missing; pass --data with the folder of NLI sets (../shared/data/nli).")
