@@ -23,7 +23,7 @@ Rules, fixed in docs/preregistration/span-tagger.md (eighth recipe):
 
 Usage:
     python scripts/build_edit_corpus.py --out ~/.cache/veridic/train/span-tagger-v8/edit-spans.jsonl.gz \
-        [--data ../shared/data/nli] [--max-pairs 6000] [--seed 0]
+        [--data ../shared/data/nli] [--max-pairs 11000] [--seed 0]
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path("../shared/data/nli"))
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--max-pairs", type=int, default=6000)
+    ap.add_argument("--max-pairs", type=int, default=11000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     rows, kinds = build(args.data, max_pairs=args.max_pairs, seed=args.seed)
