@@ -64,6 +64,16 @@ def test_hybrid_scorer_ranks_an_invented_number_below_a_supported_claim(tmp_path
     assert s.describe()["hybrid_features"] == ["ec_min", "novel_numbers"]
 
 
+def test_weights_reading_a_second_model_are_refused_by_the_one_model_scorer(tmp_path):
+    # fit_hybrid.py --companion can fit such weights for measurement; the scorer has one backend, so it must say
+    # so instead of failing on a missing feature at the first row.
+    HybridWeights(("ec_mean", "ec_mean@companion"), (0.0, 0.0), (1.0, 1.0), (1.0, 1.0), 0.0).save(tmp_path / "h.json")
+    with pytest.raises(ConfigError, match="second model's features"):
+        build_scorer(ScorerConfig(method="hybrid", hybrid_weights=str(tmp_path / "h.json"), structure_check=False), backend=WordBackend())
+    with pytest.raises(ConfigError, match="unknown features"):
+        HybridWeights(("ec_mean@other",), (0.0,), (1.0,), (1.0,), 0.0)
+
+
 def test_hybrid_without_weights_says_how_to_get_them(tmp_path):
     (tmp_path / "config.json").write_text("{}", encoding="utf-8")  # a model folder with no hybrid.json beside it
 
