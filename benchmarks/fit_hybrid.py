@@ -27,6 +27,7 @@ bigram overlap (−2.7 AUC on the held-back NLI pairs, ``--probe-task pairs``), 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 from pathlib import Path
@@ -156,14 +157,13 @@ def main() -> None:
     ap.add_argument("--no-structure-check", action="store_true", help="features without the parse-based structure check (ablation)")
     ap.add_argument("--no-verbatim-support", action="store_true", help="features without the verbatim-copy rule (ablation)")
     args = ap.parse_args()
-    rows = compute_features(model=args.model, specs=args.data, out=args.out, max_rows=args.max_rows_per_dataset,
-                            seed=args.sample_seed, window_sentences=args.window_sentences, max_windows=args.max_windows,
-                            structure_check=not args.no_structure_check, verbatim_support=not args.no_verbatim_support)
+    # One reading of the rows for every model (the companion's pass reads them the same way).
+    features = functools.partial(compute_features, specs=args.data, max_rows=args.max_rows_per_dataset, seed=args.sample_seed,
+                                 window_sentences=args.window_sentences, max_windows=args.max_windows,
+                                 structure_check=not args.no_structure_check, verbatim_support=not args.no_verbatim_support)
+    rows = features(model=args.model, out=args.out)
     if args.companion:
-        rows = join_companion(rows, compute_features(
-            model=args.companion, specs=args.data, out=args.out / "companion", max_rows=args.max_rows_per_dataset,
-            seed=args.sample_seed, window_sentences=args.window_sentences, max_windows=args.max_windows,
-            structure_check=not args.no_structure_check, verbatim_support=not args.no_verbatim_support))
+        rows = join_companion(rows, features(model=args.companion, out=args.out / "companion"))
     candidates = CANDIDATE_SETS if args.select else (tuple(args.features.split(",")),)
     if args.objective == "ranking" and args.weights_out:
         ap.error("--objective ranking is an ablation; it does not write shippable weights (drop --weights-out)")
@@ -203,7 +203,7 @@ def main() -> None:
               "candidates": {",".join(r["names"]): r["mean"]["hybrid_lodo"] for r in results},
               "model": args.model, "companion": args.companion, "command": "python benchmarks/fit_hybrid.py " + " ".join(f"--data {d}" for d in args.data)
               + (f" --companion {args.companion}" if args.companion else "")
-            + (f" --max-rows-per-dataset {args.max_rows_per_dataset}" if args.max_rows_per_dataset else "")
+              + (f" --max-rows-per-dataset {args.max_rows_per_dataset}" if args.max_rows_per_dataset else "")
               + (" --select" if args.select else f" --features {args.features}")},
     )
     # Per-example out-of-dataset scores, for `veridic bench --scores` (honest CIs and tests).

@@ -39,7 +39,9 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from veridic.train._data import is_held_out
+from veridic.errors import InputError
+from veridic.io._atomic import atomic_write_bytes, check_output_path
+from veridic.train._data import is_held_out, read_nli_file
 
 SETS = ("mnli", "snli", "anli", "xnli_en", "sick", "rte", "rte_pascal", "cad_snli", "taxinli", "scitail",
         "commitment_bank", "mpe", "control", "negation_nli", "nope", "ambient", "climate_fever", "healthver", "scifact",
@@ -92,12 +94,10 @@ def build(data: Path, *, max_pairs: int, seed: int, sets: tuple[str, ...] = SETS
         if not path.is_file():
             raise SystemExit(f"error: {path} is missing; pass --data with the folder of NLI sets (../shared/data/nli).")
         by_premise: dict[str, list[dict]] = defaultdict(list)
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            for line in fh:
-                r = json.loads(line)
-                if r.get("subset") in EXCLUDED_SUBSETS or is_held_out(r["premise"], r["hypothesis"], fraction=HELD_OUT_FRACTION):
-                    continue
-                by_premise[r["premise"]].append(r)
+        for r in read_nli_file(path):  # the trainer's reader: a malformed row is an error, not a skip
+            if r.get("subset") in EXCLUDED_SUBSETS or is_held_out(r["premise"], r["hypothesis"], fraction=HELD_OUT_FRACTION):
+                continue
+            by_premise[r["premise"]].append(r)
         for premise, rows in by_premise.items():
             ents = [r["hypothesis"] for r in rows if r["label"] == "entailment"]
             for r in rows:
@@ -133,14 +133,14 @@ def main() -> None:
     ap.add_argument("--max-pairs", type=int, default=11000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    try:
+        check_output_path(args.out, what="corpus")  # before the build, not after it
+    except InputError as exc:
+        raise SystemExit(f"error: {exc}") from None
     rows, kinds = build(args.data, max_pairs=args.max_pairs, seed=args.seed)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(args.out.name + ".tmp")
-    with gzip.open(tmp, "wt", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-    tmp.replace(args.out)  # atomic: a killed build leaves no half corpus behind
-    digest = hashlib.sha256("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()).hexdigest()[:16]
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+    atomic_write_bytes(args.out, gzip.compress(text))  # a killed build leaves no half corpus behind
+    digest = hashlib.sha256(text).hexdigest()[:16]
     edited = sum(1 for r in rows if r["label"] == 0)
     print(f"wrote {len(rows)} rows ({edited} edited, {len(rows) - edited} originals), content {digest}, to {args.out}",
           file=sys.stderr)
