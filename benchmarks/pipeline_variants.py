@@ -37,6 +37,7 @@ from typing import Any
 #: v12: v9's question answered by the judge: a value marked where the judge prefers another evidence value in its place;
 #: v13: whether the rules' evidence-backed spans (the structure check's and relation rules', or all) flag a passage;
 #: v15: how many tokens of packed source the tagger reads (``window``, the tagger's ``max_length``; None = its own).
+#: t1: one variant, the shipped settings, for a candidate tagger placed in the shipped folder (a soup of two taggers).
 GRIDS: dict[str, dict[str, list[Any]]] = {
     "v3": {"word_threshold": [None, 0.40, 0.55], "flag_threshold": [None, 0.80, 0.95], "overrule": [True, False],
            "spans_per_sentence": [None, 1]},
@@ -51,6 +52,7 @@ GRIDS: dict[str, dict[str, list[Any]]] = {
     "v12": {"content_words": [True], "fixes_explain": [True], "bindings": [False, "judge"]},
     "v13": {"content_words": [True], "fixes_explain": [True], "rule_flags": [False, "structure", "evidenced"]},
     "v15": {"window": [None, 384, 512], "content_words": [True], "fixes_explain": [True], "flag_threshold": [0.80]},
+    "t1": {"content_words": [True], "fixes_explain": [True], "flag_threshold": [0.80]},
 }
 
 
