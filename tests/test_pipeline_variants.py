@@ -28,6 +28,8 @@ def test_every_grid_starts_at_the_shipped_settings():
     assert [v[0] for v in GRIDS["v8"].values()] == [True, True, False]  # v5's shipped settings, judge-only spans dropped
     assert [v[0] for v in GRIDS["v13"].values()] == [True, True, False]  # the shipped pipeline first: no rule flags
     assert GRIDS["v15"]["window"][0] is None  # the tagger's own window first
+    # a candidate tagger is measured at exactly the shipped pipeline's settings, one variant
+    assert GRIDS["t1"] == {"content_words": [True], "fixes_explain": [True], "flag_threshold": [0.80]}
 
 
 def test_a_window_that_costs_more_than_twice_the_scorer_is_out_of_the_selection_and_costs_are_parsed_or_refused():
