@@ -102,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", nargs="+", type=Path, help="two or more checkpoints, averaged uniformly unless --weights")
     ap.add_argument("--weights", nargs="+", type=float, help="one non-negative weight per --models entry")
     ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--tagger-config-from", type=Path, metavar="TAGGER_JSON",
+                    help="averaging span taggers: fit the average's thresholds as training does, on the held-back EntFA "
+                         "train rows, with the training config stored in this tagger.json (one of the averaged taggers')")
+    ap.add_argument("--spans-data", type=Path, default=Path("../shared/data/spans"),
+                    help="the folder of human span sets, for --tagger-config-from (default: ../shared/data/spans)")
     args = ap.parse_args(argv)
     if args.models:
         if args.a or args.b or args.alpha is not None:
@@ -123,6 +128,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print("wrote", out)
+    if args.tagger_config_from:
+        from veridic.detect._tagger_train import TaggerTrainConfig, entfa_train_rows, fit_thresholds
+
+        meta = json.loads(args.tagger_config_from.read_text(encoding="utf-8"))
+        card = {**meta.get("data", {}), "soup": json.loads((out / "soup.json").read_text(encoding="utf-8"))}
+        fit = fit_thresholds(model_dir=out, rows=entfa_train_rows(data_dir=args.spans_data),
+                             config=TaggerTrainConfig(**meta["config"]), data_card=card)
+        print("thresholds", json.dumps(fit))
     return 0
 
 

@@ -233,6 +233,16 @@ def test_training_in_two_stages_resumes_and_writes_a_tagger(tmp_path, tiny_nli_d
     # The pipeline's flag threshold is fitted on the same held-back rows, never below the span threshold.
     assert tagger.meta["flag_threshold"] == done["flag_threshold"] >= tagger.threshold
     assert set(tagger.meta["flag_threshold_scan"]) and 0.0 <= tagger.meta["held_back_flag_bacc"] <= 1.0
+    # A folder training did not write (an average of taggers) gets its thresholds by the same fit on the same rows.
+    from veridic.detect._tagger_train import fit_thresholds
+
+    (tmp_path / "refit").mkdir()
+    for f in Path(done["path"]).iterdir():
+        if f.name != "tagger.json":
+            shutil.copy2(f, tmp_path / "refit" / f.name)
+    refit = fit_thresholds(model_dir=tmp_path / "refit", rows=_rows(24), config=cfg)
+    assert (refit["threshold"], refit["flag_threshold"]) == (done["threshold"], done["flag_threshold"])
+    assert SpanTagger(tmp_path / "refit").meta["threshold_scan"] == tagger.meta["threshold_scan"]
     claims = ["Acme hired 500 engineers in Ohio. " * 30, "Acme hired 200 engineers."]
     predicted = tagger.predict(sources=["Acme hired 200 engineers in Ohio."] * 2, claims=claims)
     for claim, spans in zip(claims, predicted):

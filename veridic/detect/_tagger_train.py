@@ -346,6 +346,18 @@ def _finalise(final: Path, held_rows: Sequence[dict[str, Any]], config: TaggerTr
     return {"threshold": threshold, "held_back_char_f1": scores[threshold], "flag_threshold": flag, "path": str(final)}
 
 
+def fit_thresholds(*, model_dir: str | Path, rows: Sequence[dict[str, Any]], config: TaggerTrainConfig,
+                   data_card: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Fit the token and flag thresholds of a tagger folder that training did not write (e.g. an average of two
+    taggers' weights) on the held-back human rows of ``rows``, exactly as a finished run fits its own, and write its
+    ``tagger.json``. ``config``: the training config of the taggers it comes from (window, held-back share, grid).
+
+    >>> fit_thresholds(model_dir="soup/final", rows=entfa_train_rows(), config=cfg)  # doctest: +SKIP
+    """
+    return _finalise(Path(model_dir).expanduser(), _threshold_rows(rows, config.held_back_fraction), config, data_card,
+                     step=0, finished=True)
+
+
 def export_newest_checkpoint(*, rows: Sequence[dict[str, Any]], output_dir: str | Path, config: TaggerTrainConfig = TaggerTrainConfig(),
                              data_card: dict[str, Any] | None = None) -> dict[str, Any]:
     """When the budget ends before the epochs do: the newest checkpoint becomes the tagger (``output_dir/final``),
