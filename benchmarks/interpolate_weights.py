@@ -122,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     missing = [str(m) for m in models if not m.is_dir()]
     if missing:
         ap.error(f"not a model folder: {', '.join(missing)}")
+    if args.tagger_config_from and not args.tagger_config_from.is_file():
+        ap.error(f"--tagger-config-from: no tagger.json at {args.tagger_config_from}; give the tagger.json of one of the averaged taggers")
     try:
         out = write_average(models=models, weights=weights, out=args.out)
     except ValueError as exc:

@@ -88,3 +88,11 @@ def test_cli_errors(interp, tmp_path, capsys):
     with pytest.raises(SystemExit, match="found neither"):
         interp.main(["--models", str(m1), str(other), "--out", str(tmp_path / "o")])
     assert not (tmp_path / "o").exists()
+
+
+def test_cli_refuses_a_missing_tagger_config_before_averaging(interp, tmp_path, capsys):
+    m1, m2 = make_tiny_nli(tmp_path / "m1", seed=1), make_tiny_nli(tmp_path / "m2", seed=2)
+    out = tmp_path / "soup" / "final"
+    with pytest.raises(SystemExit):
+        interp.main(["--models", str(m1), str(m2), "--out", str(out), "--tagger-config-from", str(tmp_path / "none.json")])
+    assert "no tagger.json" in capsys.readouterr().err and not out.exists()  # refused before any work
