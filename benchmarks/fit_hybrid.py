@@ -78,7 +78,8 @@ def _tasks(specs: list[str]) -> dict[str, str]:
 
 def compute_features(*, model: str | None, specs: list[str], out: Path, batch: int = 64,
                      max_rows: int | None = None, seed: int = 0, window_sentences: int | None = None,
-                     max_windows: int | None = None, structure_check: bool = True, verbatim_support: bool = True) -> list[dict]:
+                     max_windows: int | None = None, structure_check: bool = True, verbatim_support: bool = True,
+                     source_aggregation: str = "max") -> list[dict]:
     path = out / "features.jsonl"
     if path.exists():
         return [json.loads(line) for line in path.open()]
@@ -91,7 +92,7 @@ def compute_features(*, model: str | None, specs: list[str], out: Path, batch: i
     cfg = ScorerConfig(method="e-c", granularity="sentence", claim_aggregation="min",
                        **({"window_sentences": window_sentences} if window_sentences else {}),
                        **({"max_windows": max_windows} if max_windows else {}),
-                       structure_check=structure_check, verbatim_support=verbatim_support)
+                       structure_check=structure_check, verbatim_support=verbatim_support, source_aggregation=source_aggregation)
     scorer = build_scorer(cfg, backend=backend)  # the one path from a config to a scorer (and its structure check)
     tasks = _tasks(specs)
     rows = []
@@ -156,11 +157,13 @@ def main() -> None:
     ap.add_argument("--max-windows", type=int, default=None, help="windows kept per claim sentence (default: ScorerConfig's)")
     ap.add_argument("--no-structure-check", action="store_true", help="features without the parse-based structure check (ablation)")
     ap.add_argument("--no-verbatim-support", action="store_true", help="features without the verbatim-copy rule (ablation)")
+    ap.add_argument("--source-aggregation", default="max", help="how a claim sentence's windows give its verdict (max, uncontradicted)")
     args = ap.parse_args()
     # One reading of the rows for every model (the companion's pass reads them the same way).
     features = functools.partial(compute_features, specs=args.data, max_rows=args.max_rows_per_dataset, seed=args.sample_seed,
                                  window_sentences=args.window_sentences, max_windows=args.max_windows,
-                                 structure_check=not args.no_structure_check, verbatim_support=not args.no_verbatim_support)
+                                 structure_check=not args.no_structure_check, verbatim_support=not args.no_verbatim_support,
+                                 source_aggregation=args.source_aggregation)
     rows = features(model=args.model, out=args.out)
     if args.companion:
         rows = join_companion(rows, features(model=args.companion, out=args.out / "companion"))
@@ -201,9 +204,11 @@ def main() -> None:
               "lodo_auc_mean": mean["hybrid_lodo"], "loto_auc": {d: table[d]["hybrid_loto"] for d in datasets},
               "loto_auc_mean": mean["hybrid_loto"], "max_rows_per_dataset": args.max_rows_per_dataset,
               "candidates": {",".join(r["names"]): r["mean"]["hybrid_lodo"] for r in results},
-              "model": args.model, "companion": args.companion, "command": "python benchmarks/fit_hybrid.py " + " ".join(f"--data {d}" for d in args.data)
+              "model": args.model, "companion": args.companion,
+              "source_aggregation": args.source_aggregation, "command": "python benchmarks/fit_hybrid.py " + " ".join(f"--data {d}" for d in args.data)
               + (f" --companion {args.companion}" if args.companion else "")
               + (f" --max-rows-per-dataset {args.max_rows_per_dataset}" if args.max_rows_per_dataset else "")
+              + (f" --source-aggregation {args.source_aggregation}" if args.source_aggregation != "max" else "")
               + (" --select" if args.select else f" --features {args.features}")},
     )
     # Per-example out-of-dataset scores, for `veridic bench --scores` (honest CIs and tests).

@@ -1,10 +1,11 @@
 """How the scorer reads long sources: every registered reading of ``e-c`` on the dev pool, and the one the
-registered rule selects leave-one-dataset-out and leave-one-task-out (docs/preregistration/nli-base.md, "Reading R1"
-and "Reading R2").
+registered rule selects leave-one-dataset-out and leave-one-task-out (docs/preregistration/nli-base.md, "Reading R1",
+"Reading R2" and "Reading R3").
 
     python benchmarks/reading_variants.py --steps plan -o runs/reading-r1          # pair counts, no model call
     python benchmarks/reading_variants.py -o runs/reading-r1                       # hours on 2 cores; resumable
     python benchmarks/reading_variants.py --grid r2 -o runs/reading-r2             # R1's readings and R2's four
+    python benchmarks/reading_variants.py --grid r3 -o runs/reading-r3             # the current reading, uncontradicted or not
     python benchmarks/reading_variants.py --model veridic-nli-minilm-l6 -o runs/reading-r1-fast
 
 A reading is the part of a :class:`~veridic.config.ScorerConfig` that decides what the model sees and how its
@@ -12,6 +13,8 @@ answers are pooled: sentences per window (``window_sentences``), windows kept pe
 (``max_windows``), how claim sentences are pooled (``claim_aggregation``), or the whole claim against
 token-budgeted chunks (``granularity="document"``). The model and the method (``e-c``) stay fixed. Grid ``r2`` adds
 windows of two lengths in one pool (``window_sentences`` a pair) and the per-row mean of two R1 readings' scores.
+Grid ``r3`` is the current reading and the same reading with ``source_aggregation="uncontradicted"`` (the best
+window's verdict, its contradiction raised to the strongest of any kept window), and nothing else.
 
 Steps (``--steps``, default all; a step runs the ones it reads first):
 
@@ -56,17 +59,23 @@ CONTRAST_FLOORS = {"group:argument swaps": 0.80, "group:bag-of-words swaps": 0.8
 COST_CAP = 2.0
 
 
-GRIDS = ("r1", "r2")
+GRIDS = ("r1", "r2", "r3")
 #: Reading R2's readings the scorer computes: windows of two lengths in one pool, 4 of each kept.
 UNIONS = {"u12-k4": (1, 2), "u13-k4": (1, 3)}
 #: Reading R2's readings computed from two R1 readings: the per-row mean of their scores.
 AVERAGES = {"a12-k4": ("w1-k4-mean", "w2-k4-mean"), "a13-k4": ("w1-k4-mean", "w3-k4-mean")}
+#: Reading R3: the current reading against itself with the contradiction of every kept window read
+#: (``source_aggregation="uncontradicted"``); nothing else is chosen among.
+UNCONTRADICTED = {"w2-k4-mean-u": {"window_sentences": 2, "max_windows": 4, "claim_aggregation": "mean",
+                                   "source_aggregation": "uncontradicted"}}
 
 
 def variants(grid: str = "r1") -> dict[str, dict]:
     """The registered readings the scorer computes: name -> ScorerConfig options (method ``e-c``, the rest at its default)."""
     if grid not in GRIDS:
         raise ValueError(f"unknown grid {grid!r}; expected one of {', '.join(GRIDS)}")
+    if grid == "r3":
+        return {CURRENT: _current(), **UNCONTRADICTED}
     out: dict[str, dict] = {}
     for w, k, agg in itertools.product((1, 2, 3), (4, 8), ("mean", "min", "softmin")):
         out[f"w{w}-k{k}-{agg}"] = {"window_sentences": w, "max_windows": k, "claim_aggregation": agg}
@@ -75,6 +84,11 @@ def variants(grid: str = "r1") -> dict[str, dict]:
         for name, lengths in UNIONS.items():
             out[name] = {"window_sentences": lengths, "max_windows": 4, "claim_aggregation": "mean"}
     return out
+
+
+def _current() -> dict:
+    w, k, agg = CURRENT.split("-")
+    return {"window_sentences": int(w[1:]), "max_windows": int(k[1:]), "claim_aggregation": agg}
 
 
 def averages(grid: str = "r1") -> dict[str, tuple[str, str]]:
@@ -95,7 +109,7 @@ def _components(name: str) -> tuple[str, ...]:
 def _config(name: str):
     from veridic.config import ScorerConfig
 
-    return ScorerConfig(method="e-c", name=f"e-c[{name}]", **variants("r2")[name])
+    return ScorerConfig(method="e-c", name=f"e-c[{name}]", **{**variants("r2"), **UNCONTRADICTED}[name])
 
 
 def _datasets(data: str):
@@ -284,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="veridic-nli-mpnet-base", help="the model whose reading is chosen (name, folder or hub id)")
     ap.add_argument("--data", default=os.environ.get("VERIDIC_DATA", "../shared/data") + "/bench")
     ap.add_argument("--steps", default=",".join(STEPS))
-    ap.add_argument("--grid", default="r1", choices=GRIDS, help="r1: Reading R1's 19 readings; r2: those and Reading R2's four")
+    ap.add_argument("--grid", default="r1", choices=GRIDS,
+                    help="r1: Reading R1's 19 readings; r2: those and Reading R2's four; r3: the current reading, uncontradicted or not")
     ap.add_argument("--cost-rows", type=int, default=100)
     ap.add_argument("-o", "--out", type=Path, required=True)
     ap.add_argument("--force", action="store_true", help="recompute the wanted steps")

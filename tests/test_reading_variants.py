@@ -87,7 +87,16 @@ def test_the_second_grid_adds_two_pooled_lengths_and_two_averages_of_first_grid_
     assert all(set(parts) <= set(r1) for parts in averages("r2").values()) and averages("r1") == {}
     assert _components("a13-k4") == ("w1-k4-mean", "w3-k4-mean") and _components(CURRENT) == (CURRENT,)
     with pytest.raises(ValueError, match="unknown grid"):
-        variants("r3")
+        variants("r4")
+
+
+def test_the_third_grid_is_the_current_reading_with_and_without_the_other_windows_contradiction():
+    r1, r3 = variants("r1"), variants("r3")
+    assert list(r3) == [CURRENT, "w2-k4-mean-u"] and r3[CURRENT] == r1[CURRENT]
+    cur, unc = _config(CURRENT), _config("w2-k4-mean-u")
+    assert (cur.source_aggregation, unc.source_aggregation) == ("max", "uncontradicted")
+    # Only the aggregation differs, so the two readings put the same pairs to the model.
+    assert cur.replace(source_aggregation="uncontradicted", name=unc.name) == unc
 
 
 def test_an_average_is_selected_on_its_own_auc_with_the_pairs_of_both_its_readings():

@@ -8,6 +8,8 @@ claim (sentence); over claim sentences it pools sentence scores into one.
 1
 >>> float(CLAIM_AGGREGATIONS["min"](np.array([0.9, 0.2])))
 0.2
+>>> discount_by_contradiction(np.array([0.8, 0.1, 0.1]), np.array(0.6)).round(3).tolist()
+[0.356, 0.044, 0.6]
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import numpy as np
 
 from veridic.errors import ConfigError, did_you_mean
 
-__all__ = ["SOURCE_AGGREGATIONS", "CLAIM_AGGREGATIONS", "get_source_aggregation", "get_claim_aggregation"]
+__all__ = ["SOURCE_AGGREGATIONS", "CONTRADICTED_ANYWHERE", "CLAIM_AGGREGATIONS", "discount_by_contradiction", "get_source_aggregation",
+           "get_claim_aggregation"]
 
 
 def _argmax(scores: np.ndarray) -> int:
@@ -34,7 +37,30 @@ def _first(scores: np.ndarray) -> int:
 SOURCE_AGGREGATIONS: dict[str, Callable[[np.ndarray], int]] = {
     "max": _argmax,  # some window supports it: paper 004 / SummaC-ZS
     "first": _first,  # only the first window (truncation baseline)
+    # The best window's verdict, with the strongest contradiction among all kept windows: supported somewhere and
+    # contradicted nowhere. "max" keeps the window that supports a claim and never sees that another one
+    # contradicts it (a station said to be in Cebreros when the source puts it in Malargüe and names Cebreros
+    # for another station).
+    "uncontradicted": _argmax,
 }
+#: Source aggregations whose verdict also reads the other windows' contradiction (discount_by_contradiction).
+CONTRADICTED_ANYWHERE = frozenset({"uncontradicted"})
+
+
+def discount_by_contradiction(best: np.ndarray, c_any: np.ndarray) -> np.ndarray:
+    """e, n, c (last axis) of the best window, with c raised to ``c_any`` where that is higher.
+
+    The claim is contradicted with the probability of the most confident contradiction among its windows; the rest
+    is shared between entailment and neutral in the proportion the best window gives them, so each row still sums
+    to 1. ``c_any`` broadcasts against ``best[..., 2]``.
+    """
+    best = np.asarray(best, dtype=np.float64)
+    c = np.maximum(best[..., 2], np.asarray(c_any, dtype=np.float64))
+    rest = best[..., 0] + best[..., 1]
+    # rest is 0 only when the best window is itself a certain contradiction; then nothing is left to share.
+    scale = np.divide(1.0 - c, rest, out=np.zeros_like(rest), where=rest > 0)
+    out = np.stack([best[..., 0] * scale, best[..., 1] * scale, np.where(rest > 0, c, best[..., 2])], axis=-1)
+    return out
 
 
 def _softmin(x: np.ndarray, axis: int = -1, temperature: float = 0.1) -> np.ndarray:

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from veridic.aggregate import get_claim_aggregation, get_source_aggregation
+from veridic.aggregate import CONTRADICTED_ANYWHERE, discount_by_contradiction, get_claim_aggregation, get_source_aggregation
 from veridic.config import ScorerConfig
 from veridic.errors import ConfigError, InputError
 from veridic.ling.lexical import content_words, rank_by_content_overlap
@@ -278,13 +278,17 @@ class NLIScorer:
 
     def _unit_probabilities(self, units: list[_Unit], best: list[int], enc: np.ndarray, premises: list[str], hyps: list[str], *,
                             progress: bool) -> tuple[np.ndarray, dict[int, StructureConflict]]:
-        """``[U, k, 3]`` probabilities of each unit's best pair (k Monte-Carlo samples, or 1), with the structure
-        check's contradictions and verbatim copies' entailments written over the model's; and the conflicts found."""
+        """``[U, k, 3]`` probabilities of each unit's best pair (k Monte-Carlo samples, or 1), raised to the strongest
+        contradiction among the unit's windows under ``uncontradicted``, with the structure check's contradictions
+        and verbatim copies' entailments written over the model's; and the conflicts found."""
         if self.mc_samples:
             unit_enc = self.backend.predict([premises[b] for b in best], [hyps[b] for b in best], mc_samples=self.mc_samples, seed=self.seed,
                                             progress=progress)
         else:
             unit_enc = enc[best][:, None, :]
+        if self.source_aggregation in CONTRADICTED_ANYWHERE:
+            c_any = np.array([enc[u.first_pair: u.first_pair + len(u.windows), 2].max() for u in units])
+            unit_enc = discount_by_contradiction(unit_enc, c_any[:, None]).astype(unit_enc.dtype)
         copied = [ui for ui, u in enumerate(units) if u.copied is not None]
         conflicts = self._check_structure(units, best, skip=set(copied))
         if conflicts or copied:
