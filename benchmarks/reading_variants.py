@@ -5,7 +5,7 @@ registered rule selects leave-one-dataset-out and leave-one-task-out (docs/prere
     python benchmarks/reading_variants.py --steps plan -o runs/reading-r1          # pair counts, no model call
     python benchmarks/reading_variants.py -o runs/reading-r1                       # hours on 2 cores; resumable
     python benchmarks/reading_variants.py --grid r2 -o runs/reading-r2             # R1's readings and R2's four
-    python benchmarks/reading_variants.py --grid r3 -o runs/reading-r3             # the current reading, uncontradicted or not
+    python benchmarks/reading_variants.py --grid r3 --candidate w2-k4-mean-u -o runs/reading-r3-u   # R3: the current reading, uncontradicted or not
     python benchmarks/reading_variants.py --model veridic-nli-minilm-l6 -o runs/reading-r1-fast
 
 A reading is the part of a :class:`~veridic.config.ScorerConfig` that decides what the model sees and how its
@@ -203,8 +203,9 @@ def choose(auc: dict[str, dict[str, float]], *, on: Sequence[str], cost: dict[st
     return max(auc, key=lambda v: (round(_mean(auc[v], on), 10), v == CURRENT, -cost.get(v, 0)))
 
 
-def select(*, dev_res: dict, plan_res: dict, grid: str = "r1") -> dict:
-    """The registered selection and the rule's verdict on the dev step's AUCs."""
+def select(*, dev_res: dict, plan_res: dict, grid: str = "r1", candidate: str | None = None) -> dict:
+    """The registered selection and the rule's verdict on the dev step's AUCs; with ``candidate``, also that
+    reading's paired difference against the current one on each set (a rule that names its candidate in advance)."""
     from veridic.bench._metrics import approximate_randomization
 
     auc = {v: dev_res["auc"][v] for v in readings(grid)}
@@ -226,6 +227,12 @@ def select(*, dev_res: dict, plan_res: dict, grid: str = "r1") -> dict:
         t = approximate_randomization(labels=dev_res["labels"][s], scores_a=dev_res["scores"][best][s],
                                       scores_b=dev_res["scores"][CURRENT][s], trials=10_000, seed=0)
         paired[s] = {"diff": t.diff, "p": t.p_value}
+    named = {}
+    if candidate is not None:
+        for s in sets:
+            t = approximate_randomization(labels=dev_res["labels"][s], scores_a=dev_res["scores"][candidate][s],
+                                          scores_b=dev_res["scores"][CURRENT][s], trials=10_000, seed=0)
+            named[s] = {"diff": t.diff, "p": t.p_value}
     lodo_mean = float(np.mean([r["auc"] for r in lodo.values()]))
     loto_mean = float(np.mean([r["auc"] for r in loto.values()]))
     cur_mean = _mean(auc[CURRENT], sets)
@@ -241,7 +248,8 @@ def select(*, dev_res: dict, plan_res: dict, grid: str = "r1") -> dict:
             "baselines": {b: {"mean": _mean(dev_res["auc"][b], sets), "per_set": dev_res["auc"][b]} for b in ("overlap", "overlap-bigram")},
             "lodo": lodo, "lodo_mean": lodo_mean, "loto": loto, "loto_mean": loto_mean,
             "current_mean": cur_mean, "current_task_mean": cur_task_mean, "best_on_all": best, "paired": paired,
-            "significantly_worse": worse, "rule_dev": rule, "passes_dev": all(rule.values())}
+            "significantly_worse": worse, "rule_dev": rule, "passes_dev": all(rule.values()),
+            **({"candidate": candidate, "candidate_paired": named} if candidate is not None else {})}
 
 
 def contrast(*, model: str, pick: str) -> dict:
@@ -300,10 +308,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", default=",".join(STEPS))
     ap.add_argument("--grid", default="r1", choices=GRIDS,
                     help="r1: Reading R1's 19 readings; r2: those and Reading R2's four; r3: the current reading, uncontradicted or not")
+    ap.add_argument("--candidate", default=None,
+                    help="a reading named in advance: its paired test against the current reading, and the contrast and cost steps for it "
+                         "rather than for the selection")
     ap.add_argument("--cost-rows", type=int, default=100)
     ap.add_argument("-o", "--out", type=Path, required=True)
     ap.add_argument("--force", action="store_true", help="recompute the wanted steps")
     args = ap.parse_args(argv)
+    if args.candidate is not None and args.candidate not in readings(args.grid):
+        ap.error(f"--candidate {args.candidate!r} is not a reading of grid {args.grid}; expected one of {', '.join(readings(args.grid))}")
     try:
         wanted = parse_steps(args.steps, STEPS)
     except ValueError as exc:
@@ -315,10 +328,11 @@ def main(argv: list[str] | None = None) -> int:
     # Each step reads the results of the steps before it (kept in OUT), so they run one at a time, in order.
     runners = {"plan": lambda: plan(model=args.model, data=args.data, grid=args.grid),
                "dev": lambda: dev(model=args.model, data=args.data, grid=args.grid),
-               "select": lambda: select(dev_res=res["dev"], plan_res=res["plan"], grid=args.grid),
-               "contrast": lambda: contrast(model=args.model, pick=res["select"]["best_on_all"]),
-               "cost": lambda: cost(model=args.model, data=args.data, pick=res["select"]["best_on_all"], n=args.cost_rows)}
-    stamp = {"model": model_stamp(args.model), "grid": {**variants(args.grid), **averages(args.grid)}, "data": str(Path(args.data).resolve())}
+               "select": lambda: select(dev_res=res["dev"], plan_res=res["plan"], grid=args.grid, candidate=args.candidate),
+               "contrast": lambda: contrast(model=args.model, pick=args.candidate or res["select"]["best_on_all"]),
+               "cost": lambda: cost(model=args.model, data=args.data, pick=args.candidate or res["select"]["best_on_all"], n=args.cost_rows)}
+    stamp = {"model": model_stamp(args.model), "grid": {**variants(args.grid), **averages(args.grid)}, "data": str(Path(args.data).resolve()),
+             **({"candidate": args.candidate} if args.candidate else {})}
     for name in (s for s in STEPS if s in need):
         res.update(run_steps(order=STEPS, wanted=[name], run={name: runners[name]}, out=args.out, force=args.force and name in wanted, stamp=stamp))
     # One JSON line (benchmarks/report.py keeps it): the selection with every reading's per-set AUC, contrast, cost.

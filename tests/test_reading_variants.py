@@ -121,3 +121,13 @@ def test_an_average_scores_each_row_by_the_mean_of_its_two_readings():
     assert res["scores"]["a12-k4"]["frank_test"] == pytest.approx([0.25, 0.25, 0.65, 0.65])
     assert res["auc"]["a12-k4"]["frank_test"] == 1.0
     assert res["auc"]["a13-k4"]["frank_test"] == 0.875
+
+
+def test_a_named_candidate_gets_its_own_paired_test_even_when_the_selection_keeps_the_current_reading():
+    auc = {CURRENT: dict.fromkeys(SETS, 0.80), "w2-k4-mean-u": dict.fromkeys(SETS, 0.60)}
+    dev = _dev(auc, shift={CURRENT: 1.5})  # the current reading's scores follow the labels, the candidate's do not
+    res = select(dev_res=dev, plan_res={v: {"pairs": 100} for v in auc}, grid="r3", candidate="w2-k4-mean-u")
+    assert res["best_on_all"] == CURRENT and res["candidate"] == "w2-k4-mean-u"
+    assert set(res["candidate_paired"]) == set(SETS)
+    assert all(r["diff"] < 0 and r["p"] < 0.05 for r in res["candidate_paired"].values())
+    assert "candidate_paired" not in select(dev_res=dev, plan_res={v: {"pairs": 100} for v in auc}, grid="r3")
