@@ -158,6 +158,8 @@ def main() -> None:
     ap.add_argument("--no-structure-check", action="store_true", help="features without the parse-based structure check (ablation)")
     ap.add_argument("--no-verbatim-support", action="store_true", help="features without the verbatim-copy rule (ablation)")
     ap.add_argument("--source-aggregation", default="max", help="how a claim sentence's windows give its verdict (max, uncontradicted)")
+    ap.add_argument("--companion-source-aggregation", default=None,
+                    help="read the companion pass with this aggregation; without --companion the companion is the same model")
     args = ap.parse_args()
     # One reading of the rows for every model (the companion's pass reads them the same way).
     features = functools.partial(compute_features, specs=args.data, max_rows=args.max_rows_per_dataset, seed=args.sample_seed,
@@ -165,8 +167,10 @@ def main() -> None:
                                  structure_check=not args.no_structure_check, verbatim_support=not args.no_verbatim_support,
                                  source_aggregation=args.source_aggregation)
     rows = features(model=args.model, out=args.out)
-    if args.companion:
-        rows = join_companion(rows, features(model=args.companion, out=args.out / "companion"))
+    if args.companion or args.companion_source_aggregation:
+        # The same model read another way is a companion too: its features join under the same suffix.
+        rows = join_companion(rows, features(model=args.companion or args.model, out=args.out / "companion",
+                                             source_aggregation=args.companion_source_aggregation or args.source_aggregation))
     candidates = CANDIDATE_SETS if args.select else (tuple(args.features.split(",")),)
     if args.objective == "ranking" and args.weights_out:
         ap.error("--objective ranking is an ablation; it does not write shippable weights (drop --weights-out)")
@@ -207,6 +211,7 @@ def main() -> None:
               "model": args.model, "companion": args.companion,
               "source_aggregation": args.source_aggregation, "command": "python benchmarks/fit_hybrid.py " + " ".join(f"--data {d}" for d in args.data)
               + (f" --companion {args.companion}" if args.companion else "")
+              + (f" --companion-source-aggregation {args.companion_source_aggregation}" if args.companion_source_aggregation else "")
               + (f" --max-rows-per-dataset {args.max_rows_per_dataset}" if args.max_rows_per_dataset else "")
               + (f" --source-aggregation {args.source_aggregation}" if args.source_aggregation != "max" else "")
               + (" --select" if args.select else f" --features {args.features}")},

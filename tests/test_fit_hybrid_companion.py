@@ -49,3 +49,24 @@ def test_a_combination_of_two_models_ranks_rows_each_model_alone_gets_half_wrong
     res = evaluate(joined, ["ec_mean", "ec_mean@companion"], C=1.0)
     assert res["mean"]["ec_mean"] < 0.9 and res["mean"]["ec_mean@companion"] < 0.9
     assert res["mean"]["hybrid_lodo"] > 0.97
+
+
+def test_the_same_model_read_with_another_aggregation_is_a_companion(monkeypatch, tmp_path):
+    import fit_hybrid
+
+    rng = np.random.default_rng(1)
+    labels = {(ds, i): int(rng.random() < 0.5) for ds in ("a", "b", "c") for i in range(40)}
+    calls = []
+
+    def fake_features(*, model, out, source_aggregation="max", **_):
+        calls.append((model, Path(out).name, source_aggregation))
+        Path(out).mkdir(parents=True, exist_ok=True)  # as the real pass does, writing its features there
+        shift = 0.3 if source_aggregation == "uncontradicted" else 0.0
+        return [row(ds, i, y, (1.0 if y else -1.0) * 0.5 + shift + rng.normal(0, 0.3)) for (ds, i), y in labels.items()]
+
+    monkeypatch.setattr(fit_hybrid, "compute_features", fake_features)
+    monkeypatch.setattr(sys, "argv", ["fit_hybrid.py", "--model", "m", "--companion-source-aggregation", "uncontradicted",
+                                      "--features", "ec_mean,ec_mean@companion,overlap_bigram", "--out", str(tmp_path / "k")])
+    fit_hybrid.main()
+    assert calls == [("m", "k", "max"), ("m", "companion", "uncontradicted")]
+    assert (tmp_path / "k" / "hybrid_lodo.csv").read_text().count("\n") == 1 + len(labels)
