@@ -11,7 +11,8 @@ Usage:
    tasks held out (summarization / dialogue / claim): weights that never saw the task.
 3. ``--select`` tries a few feature sets and keeps the one with the best LODO mean, but
    never one whose LODO mean is below its own best single feature's mean AUC (then that
-   single feature is shipped alone).
+   single feature is shipped alone; ``--no-single-fallback`` keeps the named combination, for a
+   registered comparison that reads the candidate it names).
 4. Fit on all rows and write the weights (with the LODO / LOTO figures in their ``meta``).
 
 ``--companion MODEL`` runs the same pass with a second model (cached in OUT/companion/) and joins its NLI
@@ -160,6 +161,9 @@ def main() -> None:
     ap.add_argument("--source-aggregation", default="max", help="how a claim sentence's windows give its verdict (max, uncontradicted)")
     ap.add_argument("--companion-source-aggregation", default=None,
                     help="read the companion pass with this aggregation; without --companion the companion is the same model")
+    ap.add_argument("--no-single-fallback", action="store_true",
+                    help="keep the named features' combination even when one feature alone beats it held out "
+                         "(a registered comparison reads the candidate it names)")
     args = ap.parse_args()
     # One reading of the rows for every model (the companion's pass reads them the same way).
     features = functools.partial(compute_features, specs=args.data, max_rows=args.max_rows_per_dataset, seed=args.sample_seed,
@@ -189,7 +193,7 @@ def main() -> None:
               f"LOTO mean {100 * r['loto_mean']:.1f}, best single feature {r['best_single']} {100 * r['mean'][r['best_single']]:.1f}"
               + (f", held-back NLI pairs {100 * r['pairs_auc']:.1f}" if r["pairs_auc"] is not None else ""))
     best = max(results, key=lambda r: r["mean"]["hybrid_lodo"])
-    if best["mean"]["hybrid_lodo"] < best["mean"][best["best_single"]]:
+    if best["mean"]["hybrid_lodo"] < best["mean"][best["best_single"]] and not args.no_single_fallback:
         print(f"LODO mean below the best single feature: shipping {best['best_single']} alone")
         best = evaluate(rows, [best["best_single"]], C=args.C, objective=args.objective, probe=probe)
     names, table, mean = best["names"], best["table"], best["mean"]

@@ -70,3 +70,26 @@ def test_the_same_model_read_with_another_aggregation_is_a_companion(monkeypatch
     fit_hybrid.main()
     assert calls == [("m", "k", "max"), ("m", "companion", "uncontradicted")]
     assert (tmp_path / "k" / "hybrid_lodo.csv").read_text().count("\n") == 1 + len(labels)
+
+
+def test_a_named_combination_is_kept_when_asked_though_one_feature_alone_beats_it(monkeypatch, tmp_path):
+    import json
+
+    import fit_hybrid
+
+    rng = np.random.default_rng(2)
+    rows = []
+    for ds in ("a", "b", "c"):
+        for i in range(60):
+            y = int(rng.random() < 0.5)
+            # overlap separates every set; the model's feature points one way in "a" and the other way elsewhere,
+            # so a fit that reads it loses held out to overlap alone.
+            ec = (1.0 if y else -1.0) * (1 if ds == "a" else -1) + rng.normal(0, 0.3)
+            rows.append(row(ds, i, y, ec, overlap_bigram=(0.8 if y else 0.2) + rng.normal(0, 0.2)))
+    monkeypatch.setattr(fit_hybrid, "compute_features", lambda **kw: rows)
+    for flag, expect in (([], ["overlap_bigram"]), (["--no-single-fallback"], ["ec_mean", "overlap_bigram"])):
+        out = tmp_path / ("kept" if flag else "fallback")
+        out.mkdir()
+        monkeypatch.setattr(sys, "argv", ["fit_hybrid.py", "--features", "ec_mean,overlap_bigram", "--out", str(out), *flag])
+        fit_hybrid.main()
+        assert json.loads((out / "lodo.json").read_text())["names"] == expect
