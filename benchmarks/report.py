@@ -2,7 +2,7 @@
 
     python benchmarks/report.py                 # render docs/report.md from benchmarks/results/ (seconds)
     python benchmarks/report.py --run           # re-run every measurement first (about 25 min on 2 busy CPU cores), then render
-    python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, accurate, distill, commercial, spans, spans-mpnet, spans-minilm, spans-accurate-judge, reading, speed), then render
+    python benchmarks/report.py --run contrast  # re-run one measurement (dev, contrast, accurate, distill, commercial, spans, spans-mpnet, spans-minilm, spans-accurate-judge, reading, uncontradicted-fast, uncontradicted, speed), then render
     python benchmarks/report.py --check         # fail when docs/report.md differs from what the result files give
 
 Each measurement is one or two commands (listed in MEASUREMENTS and printed on the page beside its
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from veridic.detect._tagger import EMBEDDED_TAGGER_NAME
-from veridic.nli._models import ACCURATE_MODEL_NAME, EMBEDDED_MODELS
+from veridic.nli._models import ACCURATE_MODEL_NAME, EMBEDDED_MODEL_NAME, EMBEDDED_MODELS
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -126,6 +126,13 @@ def measurements() -> list[Measurement]:
             "eight dev sets, chosen leave-one-dataset-out and leave-one-task-out.",
             (("python", "benchmarks/reading_variants.py", "--model", ACCURATE_MODEL_NAME, "--data", bench, "--grid", "r2", "-o", str(RUNS / "reading-r2")),),
         ),
+        *(Measurement(
+            name,
+            f"The scorer's `uncontradicted` source aggregation against `max` for `{model}`: `e-c` on the eight dev sets with "
+            "paired tests, the contrast suite's target groups and the cost per FRANK row.",
+            (("python", "benchmarks/reading_variants.py", "--model", model, "--data", bench, "--grid", "r3", "--candidate", "w2-k4-mean-u",
+              "-o", str(RUNS / name)),),
+        ) for name, model in (("uncontradicted-fast", EMBEDDED_MODEL_NAME), ("uncontradicted", ACCURATE_MODEL_NAME))),
         Measurement(
             "speed",
             "Whole-process throughput of the default scorer on the first 50 FRANK rows (long news sources).",
@@ -568,6 +575,50 @@ def _reading(lines: list[str]) -> None:
     lines += ["", *_commands(_load("reading", "meta.json")), ""]
 
 
+def _uncontradicted(lines: list[str]) -> None:
+    runs = [(n, _load(n, "result.json")) for n in ("uncontradicted-fast", "uncontradicted") if (RESULTS / n / "meta.json").is_file()]
+    short = {"begin2_cmu": "BEGIN-CMU", "begin2_tc": "BEGIN-TC", "dialfact_small": "DialFact", "frank_test": "FRANK",
+             "summac_factcc": "FactCC", "summac_polytope": "Polytope", "tofueval_meetb": "MeetB", "wice_dev": "WiCE"}
+    cand = runs[0][1]["select"]["candidate"]
+    cur = runs[0][1]["current"]
+    sets = list(runs[0][1]["select"]["lodo"])
+    lines += ["## Reading every window's contradiction", "",
+              "`source_aggregation=\"uncontradicted\"` keeps the window `max` keeps as a claim sentence's evidence and raises its "
+              "contradiction to the strongest of the sentence's kept windows, so a claim one window supports and another contradicts "
+              "is not read as supported. Registered as \"Reading R3\" in [preregistration/nli-base.md](preregistration/nli-base.md), "
+              "which also holds the fast default's combination refitted on it; not adopted. `e-c` ROC AUC (%) per dev set (all "
+              "rows), `max` → `uncontradicted`, with the paired difference's p (approximate randomisation, 10,000 trials):", "",
+              "| dev set | " + " | ".join(f"`{r['model']}`" for _, r in runs) + " | bigram overlap (no model) |",
+              "|---|" + "---:|" * (len(runs) + 1)]
+    for s in sets + ["mean"]:
+        cells = []
+        for _, r in runs:
+            v = r["select"]["variants"]
+            if s == "mean":
+                cells.append(f"**{_pct(v[cur]['mean'])} → {_pct(v[cand]['mean'])}**")
+            else:
+                t = r["select"]["candidate_paired"][s]
+                cells.append(f"{_pct(v[cur]['per_set'][s])} → {_pct(v[cand]['per_set'][s])} ({_p(t['p'])})")
+        b = runs[0][1]["select"]["baselines"]["overlap-bigram"]
+        base = _pct(b["mean"]) if s == "mean" else _pct(b["per_set"][s])
+        lines.append(f"| {'**mean**' if s == 'mean' else short[s]} | " + " | ".join(cells) + f" | {base} |")
+    lines += ["", "| | " + " | ".join(f"`{r['model']}`" for _, r in runs) + " |", "|---|" + "---:|" * len(runs)]
+    groups = list(runs[0][1]["contrast"][cur])
+    for g in groups:
+        lines.append(f"| contrast suite, {g.removeprefix('group:')} | " + " | ".join(
+            f"{_pct(r['contrast'][cur][g])} → {_pct(r['contrast'][cand][g])}" for _, r in runs) + " |")
+    lines.append("| seconds per FRANK row (100 rows, no cache) | " + " | ".join(
+        f"{r['cost']['s_per_row'][cur]:.3f} → {r['cost']['s_per_row'][cand]:.3f}" for _, r in runs) + " |")
+    lines += ["", "Both models read a window that merely lacks a fact as contradicting it, so the reading lowers most faithful "
+              "multi-window claims; it stays an option (`--source-aggregation uncontradicted`), not the default.", ""]
+    for name, _ in runs:
+        lines += [*_commands(_load(name, "meta.json")), ""]
+
+
+def _p(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p {p:.3f}"
+
+
 def _default_revision() -> str | None:
     from veridic.nli._backend import _read_revision
     from veridic.nli._models import embedded_model_path
@@ -646,7 +697,8 @@ def render() -> str:
              "`benchmarks/README.md` in the repository lists the script behind each.", ""]
     for name, fn in (("dev", _dev), ("contrast", _contrast), ("binding", _binding), ("accurate", _accurate), ("distill", _distill), ("commercial", _commercial), ("spans", _spans),
                      ("spans-mpnet", _spans_mpnet), ("spans-minilm", _spans_minilm),
-                     ("spans-accurate-judge", _spans_accurate_judge), ("reading", _reading), ("speed", _speed)):
+                     ("spans-accurate-judge", _spans_accurate_judge), ("reading", _reading), ("uncontradicted-fast", _uncontradicted),
+                     ("speed", _speed)):
         if (RESULTS / name / "meta.json").is_file():
             fn(lines)
         else:
