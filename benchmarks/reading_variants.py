@@ -1,6 +1,6 @@
 """How the scorer reads long sources: every registered reading of ``e-c`` on the dev pool, and the one the
 registered rule selects leave-one-dataset-out and leave-one-task-out (docs/preregistration/nli-base.md, "Reading R1",
-"Reading R2" and "Reading R3").
+"Reading R2", "Reading R3" and "Reading R4").
 
     python benchmarks/reading_variants.py --steps plan -o runs/reading-r1          # pair counts, no model call
     python benchmarks/reading_variants.py -o runs/reading-r1                       # hours on 2 cores; resumable
@@ -14,7 +14,8 @@ answers are pooled: sentences per window (``window_sentences``), windows kept pe
 token-budgeted chunks (``granularity="document"``). The model and the method (``e-c``) stay fixed. Grid ``r2`` adds
 windows of two lengths in one pool (``window_sentences`` a pair) and the per-row mean of two R1 readings' scores.
 Grid ``r3`` is the current reading and the same reading with ``source_aggregation="uncontradicted"`` (the best
-window's verdict, its contradiction raised to the strongest of any kept window), and nothing else.
+window's verdict, its contradiction raised to the strongest of any kept window), and nothing else; grid ``r4`` the
+same with ``uncontradicted-relevant`` (only windows holding half the claim sentence's content words count).
 
 Steps (``--steps``, default all; a step runs the ones it reads first):
 
@@ -59,7 +60,7 @@ CONTRAST_FLOORS = {"group:argument swaps": 0.80, "group:bag-of-words swaps": 0.8
 COST_CAP = 2.0
 
 
-GRIDS = ("r1", "r2", "r3")
+GRIDS = ("r1", "r2", "r3", "r4")
 #: Reading R2's readings the scorer computes: windows of two lengths in one pool, 4 of each kept.
 UNIONS = {"u12-k4": (1, 2), "u13-k4": (1, 3)}
 #: Reading R2's readings computed from two R1 readings: the per-row mean of their scores.
@@ -67,7 +68,10 @@ AVERAGES = {"a12-k4": ("w1-k4-mean", "w2-k4-mean"), "a13-k4": ("w1-k4-mean", "w3
 #: Reading R3: the current reading against itself with the contradiction of every kept window read
 #: (``source_aggregation="uncontradicted"``); nothing else is chosen among.
 UNCONTRADICTED = {"w2-k4-mean-u": {"window_sentences": 2, "max_windows": 4, "claim_aggregation": "mean",
-                                   "source_aggregation": "uncontradicted"}}
+                                   "source_aggregation": "uncontradicted"},
+                  # Reading R4: only windows holding half the claim sentence's content words may contradict it.
+                  "w2-k4-mean-r": {"window_sentences": 2, "max_windows": 4, "claim_aggregation": "mean",
+                                   "source_aggregation": "uncontradicted-relevant"}}
 
 
 def variants(grid: str = "r1") -> dict[str, dict]:
@@ -75,7 +79,9 @@ def variants(grid: str = "r1") -> dict[str, dict]:
     if grid not in GRIDS:
         raise ValueError(f"unknown grid {grid!r}; expected one of {', '.join(GRIDS)}")
     if grid == "r3":
-        return {CURRENT: _current(), **UNCONTRADICTED}
+        return {CURRENT: _current(), "w2-k4-mean-u": UNCONTRADICTED["w2-k4-mean-u"]}
+    if grid == "r4":
+        return {CURRENT: _current(), "w2-k4-mean-r": UNCONTRADICTED["w2-k4-mean-r"]}
     out: dict[str, dict] = {}
     for w, k, agg in itertools.product((1, 2, 3), (4, 8), ("mean", "min", "softmin")):
         out[f"w{w}-k{k}-{agg}"] = {"window_sentences": w, "max_windows": k, "claim_aggregation": agg}
@@ -307,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", default=os.environ.get("VERIDIC_DATA", "../shared/data") + "/bench")
     ap.add_argument("--steps", default=",".join(STEPS))
     ap.add_argument("--grid", default="r1", choices=GRIDS,
-                    help="r1: Reading R1's 19 readings; r2: those and Reading R2's four; r3: the current reading, uncontradicted or not")
+                    help="r1: Reading R1's 19 readings; r2: those and Reading R2's four; r3 / r4: the current reading against "
+                         "uncontradicted / uncontradicted-relevant")
     ap.add_argument("--candidate", default=None,
                     help="a reading named in advance: its paired test against the current reading, and the contrast and cost steps for it "
                          "rather than for the selection")

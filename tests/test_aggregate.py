@@ -72,3 +72,26 @@ def test_discounting_keeps_a_distribution_and_raises_only_contradiction(best, c_
     assert np.allclose(out[:, 0] * best[:, 1], out[:, 1] * best[:, 0], atol=1e-9)
     # A contradiction elsewhere weaker than the best window's own changes nothing.
     assert np.allclose(discount_by_contradiction(best, np.zeros(5)), best)
+
+
+class ArgentinaBackend(PlaceBackend):
+    """Entails everything, except that a window naming Argentina contradicts a claim naming Cebreros."""
+
+    def predict(self, premises, hypotheses, *, mc_samples=0, seed=0, progress=False):
+        out = np.array([CONTRA if ("Argentina" in p and "Cebreros" in h) else ENTAIL for p, h in zip(premises, hypotheses)], dtype=float)
+        return np.repeat(out[:, None, :], mc_samples, axis=1) if mc_samples else out
+
+
+def _gated(claim: str, agg: str):
+    cfg = ScorerConfig(method="e-c", source_aggregation=agg, structure_check=False, verbatim_support=False)
+    return build_scorer(cfg, backend=ArgentinaBackend()).score(sources=[SRC], claims=[claim])[0]
+
+
+def test_the_relevant_variant_counts_only_windows_holding_half_the_claims_content_words():
+    # "new" and "station" of four content words: the Malargüe window is relevant enough to contradict.
+    relevant = "The new station is in Cebreros, Spain."
+    assert _gated(relevant, "uncontradicted-relevant").label == "unsupported"
+    # One content word of five ("station"): under the gate the Malargüe window says nothing about this claim.
+    aside = "ESA runs a station in Cebreros, Spain."
+    assert _gated(aside, "uncontradicted").label == "unsupported"
+    assert _gated(aside, "uncontradicted-relevant") == _gated(aside, "max")

@@ -87,7 +87,7 @@ def test_the_second_grid_adds_two_pooled_lengths_and_two_averages_of_first_grid_
     assert all(set(parts) <= set(r1) for parts in averages("r2").values()) and averages("r1") == {}
     assert _components("a13-k4") == ("w1-k4-mean", "w3-k4-mean") and _components(CURRENT) == (CURRENT,)
     with pytest.raises(ValueError, match="unknown grid"):
-        variants("r4")
+        variants("r5")
 
 
 def test_the_third_grid_is_the_current_reading_with_and_without_the_other_windows_contradiction():
@@ -131,3 +131,9 @@ def test_a_named_candidate_gets_its_own_paired_test_even_when_the_selection_keep
     assert set(res["candidate_paired"]) == set(SETS)
     assert all(r["diff"] < 0 and r["p"] < 0.05 for r in res["candidate_paired"].values())
     assert "candidate_paired" not in select(dev_res=dev, plan_res={v: {"pairs": 100} for v in auc}, grid="r3")
+
+
+def test_the_fourth_grid_gates_the_other_windows_contradiction_by_shared_content_words():
+    r4 = variants("r4")
+    assert list(r4) == [CURRENT, "w2-k4-mean-r"]
+    assert _config("w2-k4-mean-r") == _config(CURRENT).replace(source_aggregation="uncontradicted-relevant", name=_config("w2-k4-mean-r").name)

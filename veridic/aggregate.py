@@ -42,9 +42,13 @@ SOURCE_AGGREGATIONS: dict[str, Callable[[np.ndarray], int]] = {
     # contradicts it (a station said to be in Cebreros when the source puts it in Malargüe and names Cebreros
     # for another station).
     "uncontradicted": _argmax,
+    # The same, counting only windows that hold at least half of the claim sentence's content words: a window
+    # about something else tends to read as a contradiction to an NLI model, where it only says nothing.
+    "uncontradicted-relevant": _argmax,
 }
-#: Source aggregations whose verdict also reads the other windows' contradiction (discount_by_contradiction).
-CONTRADICTED_ANYWHERE = frozenset({"uncontradicted"})
+#: Source aggregations whose verdict also reads other windows' contradiction (discount_by_contradiction), each with
+#: the share of the claim sentence's content words a window must hold for its contradiction to count.
+CONTRADICTED_ANYWHERE: dict[str, float] = {"uncontradicted": 0.0, "uncontradicted-relevant": 0.5}
 
 
 def discount_by_contradiction(best: np.ndarray, c_any: np.ndarray) -> np.ndarray:

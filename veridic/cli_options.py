@@ -60,7 +60,7 @@ def _method_help() -> str:
 Method = Annotated[str | None, typer.Option("--method", rich_help_panel=_SCORER, help=_method_help())]
 McSamples = Annotated[int | None, typer.Option("--mc-samples", rich_help_panel=_SCORER, help="Monte-Carlo dropout samples (0 = off; paper 004 uses 15; torch backend only).")]
 Granularity = Annotated[str | None, typer.Option("--granularity", rich_help_panel=_SCORER, help="'sentence' (claim sentences vs source windows) or 'document' (whole claim vs chunks).")]
-SourceAgg = Annotated[str | None, typer.Option("--source-aggregation", rich_help_panel=_SCORER, help="Window per claim piece: max, first, or uncontradicted (max, with the strongest contradiction of any window).")]
+SourceAgg = Annotated[str | None, typer.Option("--source-aggregation", rich_help_panel=_SCORER, help="Window per claim piece: max, first, uncontradicted (max, with the strongest contradiction of any window) or uncontradicted-relevant (of any window holding half the claim's content words).")]
 ClaimAgg = Annotated[str | None, typer.Option("--claim-aggregation", "--aggregation", rich_help_panel=_SCORER, help="How claim sentences are pooled: mean, min or softmin.")]
 WindowSentences = Annotated[str | None, typer.Option("--window-sentences", rich_help_panel=_SCORER,
                                                      help="Consecutive source sentences per window; several lengths pooled: 1,2.")]

@@ -52,8 +52,9 @@ class ScorerConfig(_Record):
     ``window_sentences`` consecutive source sentences; a list of lengths,
     e.g. ``[1, 2]``, pools windows of each length, ``max_windows`` of each
     kept) or ``document`` (the whole claim against token-budgeted chunks). ``source_aggregation``
-    (``max``, ``first``, ``uncontradicted``) picks a window per claim piece (``uncontradicted``: ``max``'s
-    window, its contradiction raised to the strongest of any kept window);
+    (``max``, ``first``, ``uncontradicted``, ``uncontradicted-relevant``) picks a window per claim piece
+    (``uncontradicted``: ``max``'s window, its contradiction raised to the strongest of any kept window;
+    ``-relevant``: of any kept window holding half the claim sentence's content words);
     ``claim_aggregation`` (``mean``, ``min``, ``softmin``) pools sentences.
     ``max_windows``: keep at most this many windows per claim sentence, those
     sharing most content words with it (None: all). ``whole_source``: also

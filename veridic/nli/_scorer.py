@@ -62,6 +62,14 @@ def _fits(offsets: TokenOffsets, sents: list[Span], budget: int) -> bool:
     return hi - lo <= budget
 
 
+def _strongest_contradiction(u: _Unit, c: np.ndarray, gate: float) -> float:
+    """The highest contradiction among a unit's windows that hold at least ``gate`` of its content words (0 if none)."""
+    claim = set(content_words(u.claim_span.text))
+    if gate <= 0 or not claim:
+        return float(c.max())
+    return max((float(x) for x, w in zip(c, u.windows) if len(claim & set(content_words(w.text))) >= gate * len(claim)), default=0.0)
+
+
 #: e, n, c of a sentence the structure check finds in conflict with its evidence.
 _CONTRADICTION = np.array([0.0, 0.0, 1.0], dtype=np.float32)
 #: e, n, c of a claim sentence that repeats a source sentence word for word.
@@ -286,8 +294,9 @@ class NLIScorer:
                                             progress=progress)
         else:
             unit_enc = enc[best][:, None, :]
-        if self.source_aggregation in CONTRADICTED_ANYWHERE:
-            c_any = np.array([enc[u.first_pair: u.first_pair + len(u.windows), 2].max() for u in units])
+        gate = CONTRADICTED_ANYWHERE.get(self.source_aggregation)
+        if gate is not None:
+            c_any = np.array([_strongest_contradiction(u, enc[u.first_pair: u.first_pair + len(u.windows), 2], gate) for u in units])
             unit_enc = discount_by_contradiction(unit_enc, c_any[:, None]).astype(unit_enc.dtype)
         copied = [ui for ui, u in enumerate(units) if u.copied is not None]
         conflicts = self._check_structure(units, best, skip=set(copied))
