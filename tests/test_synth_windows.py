@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from veridic.errors import ConfigError, InputError
-from veridic.synth._windows import build_window_pairs, window_pairs
+from veridic.synth._windows import build_window_pairs, lacking_pairs, window_pairs
 
 BODY = ("The council met on Monday evening. Members discussed the parking plan at length. "
         "Several residents spoke against it. The mayor said the budget was tight this year. "
@@ -142,3 +142,41 @@ def test_trainer_preflight_finds_a_derived_file_and_names_a_missing_one(tmp_path
                   data_dir=tmp_path / "data")
     with pytest.raises(InputError, match=rf"data\.sets\.gone: {tmp_path}/corpora/gone\.jsonl\.gz"):
         bad._check_inputs()
+
+
+def test_a_lacking_pair_is_the_best_window_left_once_the_deciding_sentence_is_gone():
+    (row,) = lacking_pairs(_rows()[:1], window_sentences=1)
+    removed = BODY[row["removed"][0]:row["removed"][1]]
+    assert "approved the new library" in removed
+    s, e = row["windows"][0]
+    assert BODY[s:e] == row["premise"] and "library" not in row["premise"]
+    # The window the scorer would keep next: it shares "council" with the hypothesis, so it is about the claim.
+    assert "council" in row["premise"].lower()
+    assert (row["label"], row["source_label"], row["stance"]) == ("neutral", "entailment", "agree")
+
+
+def test_windows_never_cross_the_removed_sentence_and_short_or_neutral_rows_give_nothing():
+    (row,) = lacking_pairs(_rows()[:1], window_sentences=2)
+    r0, r1 = row["removed"]
+    s, e = row["windows"][0]
+    assert e <= r0 or s >= r1
+    assert lacking_pairs(_rows()[1:], window_sentences=1) == []  # a neutral row and a one-sentence premise
+    assert lacking_pairs(_rows()[:1], min_sentences=8) == []  # BODY has seven sentences
+
+
+def test_a_premise_that_repeats_the_fact_elsewhere_is_left_out():
+    twice = {**_rows()[0], "premise": BODY + " In short, the council approved the new library."}
+    assert lacking_pairs([twice], window_sentences=1) == []
+    with pytest.raises(ConfigError, match="min_sentences"):
+        lacking_pairs([twice], min_sentences=1)
+
+
+def test_cli_builds_lacking_pairs(tmp_path):
+    from veridic.synth.cli import app
+
+    _write(tmp_path / "nli" / "toy.jsonl.gz", _rows())
+    res = CliRunner().invoke(app, ["windows", "toy", "--data", str(tmp_path), "-o", str(tmp_path / "l.jsonl.gz"), "--lacking",
+                                   "--window-sentences", "1"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.output)
+    assert (summary["written"], summary["labels"], summary["lacking"]) == (1, {"neutral": 1}, True)

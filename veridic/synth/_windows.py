@@ -35,7 +35,7 @@ from veridic.ling.lexical import content_words, rank_by_content_overlap
 from veridic.text import sentence_windows, split_sentences
 from veridic.types import Span
 
-__all__ = ["build_window_pairs", "window_pairs"]
+__all__ = ["build_window_pairs", "lacking_pairs", "window_pairs"]
 
 
 def _union(wins: list[Span], keep: list[int]) -> list[tuple[int, int]]:
@@ -80,9 +80,58 @@ def window_pairs(rows: Iterable[Mapping[str, Any]], *, window_sentences: int = 2
     return out
 
 
+def lacking_pairs(rows: Iterable[Mapping[str, Any]], *, window_sentences: int = 2, min_sentences: int = 3,
+                  max_chars: int = 1000, labels: Sequence[str] = ("entailment", "contradiction")) -> list[dict[str, Any]]:
+    """Neutral pairs whose premise is a window about the hypothesis that lacks the sentence deciding it.
+
+    Both embedded judges read a window that shares a claim's words but lacks its fact as contradicting the claim,
+    where it says nothing (Readings R3 and R4 of the accurate tier's pre-registration). For each row labelled one of
+    ``labels`` whose premise has at least ``min_sentences`` sentences, the sentence holding the largest share of the
+    hypothesis's content words (the scorer's ranking rule) is taken out, the windows of ``window_sentences``
+    consecutive sentences that do not cross it are ranked by the same rule, and the best one becomes the premise,
+    labelled ``neutral``: the window the scorer would keep first once the evidence is gone. A row is left out when
+    that window still holds every content word of the hypothesis (it may still decide it) or is over ``max_chars``.
+    Each row keeps its fields and gains ``windows`` (the kept span's offsets in the original premise), ``removed``
+    (the removed sentence's) and ``source_label``.
+
+    >>> rows = [{"premise": "The match was on Sunday. The home side won 2-0. Fans left early. It rained.",
+    ...          "hypothesis": "The home side won on Sunday.", "label": "entailment"}]
+    >>> out = lacking_pairs(rows, window_sentences=1)
+    >>> out[0]["premise"], out[0]["label"], out[0]["source_label"]
+    ('The match was on Sunday.', 'neutral', 'entailment')
+    """
+    if window_sentences < 1 or min_sentences < 2 or max_chars < 1:
+        raise ConfigError(f"window_sentences and max_chars must be >= 1 and min_sentences >= 2; got {window_sentences}, "
+                          f"{max_chars} and {min_sentences}.")
+    wanted = set(labels)
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        premise, hypothesis = str(row["premise"]), str(row["hypothesis"])
+        claim = set(content_words(hypothesis))
+        if str(row["label"]) not in wanted or not claim:
+            continue
+        sents = split_sentences(premise)
+        if len(sents) < min_sentences:
+            continue
+        k = rank_by_content_overlap(hypothesis, [set(content_words(x.text)) for x in sents])[0]
+        # Windows on either side of the removed sentence, never across it: the scorer's windows of what is left.
+        wins = [w for part in (sents[:k], sents[k + 1:]) if part
+                for w in sentence_windows(premise, sentences=part, size=window_sentences)]
+        words = [set(content_words(w.text)) for w in wins]
+        if not wins:
+            continue
+        best = rank_by_content_overlap(hypothesis, words)[0]
+        if claim <= words[best] or len(wins[best].text) > max_chars:
+            continue
+        out.append({**row, "premise": wins[best].text, "label": "neutral", "source_label": str(row["label"]),
+                    "windows": [[wins[best].start, wins[best].end]], "removed": [sents[k].start, sents[k].end]})
+    return out
+
+
 def build_window_pairs(*, data_dir: str | Path, name: str, out: str | Path, exclude: Mapping[str, Sequence[str]] | None = None,
-                       window_sentences: int = 2, top_windows: int = 2, max_chars: int = 1000) -> dict[str, Any]:
-    """Cut the premises of ``<data_dir>/nli/<name>.jsonl.gz`` with :func:`window_pairs`; write ``out`` atomically.
+                       window_sentences: int = 2, top_windows: int = 2, max_chars: int = 1000, lacking: bool = False) -> dict[str, Any]:
+    """Cut the premises of ``<data_dir>/nli/<name>.jsonl.gz`` with :func:`window_pairs` (with ``lacking``:
+    :func:`lacking_pairs`, neutral windows without the deciding sentence); write ``out`` atomically.
 
     ``exclude`` drops rows whose field holds one of the values (``{"fnc_stance": ["unrelated"]}``). The output is
     a gzip JSON-lines file in the staged NLI schema, written with no name or time stamp in its gzip header so equal builds are equal
@@ -96,7 +145,10 @@ def build_window_pairs(*, data_dir: str | Path, name: str, out: str | Path, excl
     n_all = len(rows)
     for field_name, bad in (exclude or {}).items():
         rows = [r for r in rows if str(r.get(field_name)) not in {str(b) for b in bad}]
-    kept = window_pairs(rows, window_sentences=window_sentences, top_windows=top_windows, max_chars=max_chars)
+    if lacking:
+        kept = lacking_pairs(rows, window_sentences=window_sentences, max_chars=max_chars)
+    else:
+        kept = window_pairs(rows, window_sentences=window_sentences, top_windows=top_windows, max_chars=max_chars)
     cut = [r for r in kept if "windows" in r]
     thin = 0
     for r in cut:
@@ -113,5 +165,5 @@ def build_window_pairs(*, data_dir: str | Path, name: str, out: str | Path, excl
             "left_out_too_long": len(rows) - len(kept),
             "cut_with_under_half_of_hypothesis_words": thin,
             "labels": dict(sorted(Counter(str(r["label"]) for r in kept).items())),
-            "window_sentences": window_sentences, "top_windows": top_windows, "max_chars": max_chars,
+            "window_sentences": window_sentences, "top_windows": top_windows, "max_chars": max_chars, "lacking": lacking,
             "sha256": h.hexdigest()[:16], "output": str(out)}

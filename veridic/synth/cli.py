@@ -164,6 +164,8 @@ if typer is not None:
         window_sentences: int = typer.Option(2, "--window-sentences", help="Sentences per window, as the scorer's window_sentences."),
         top_windows: int = typer.Option(2, "--top-windows", help="Best windows kept per premise (their union, in document order)."),
         max_chars: int = typer.Option(1000, "--max-chars", help="Premises up to this length are kept whole; longer ones are cut."),
+        lacking: bool = typer.Option(False, "--lacking", help="Instead: neutral pairs whose premise is the best window left once the "
+                                     "sentence deciding the hypothesis is taken out (entailment and contradiction rows, 3+ sentences)."),
     ) -> None:
         """Real NLI pairs with long premises cut to the windows the scorer would read (veridic.synth._windows)."""
         rules: dict[str, list[str]] = {}
@@ -177,7 +179,8 @@ if typer is not None:
         from veridic.synth._windows import build_window_pairs
 
         _print_summary(lambda: build_window_pairs(data_dir=data_dir or default_data_dir(), name=name, out=output, exclude=rules,
-                                                  window_sentences=window_sentences, top_windows=top_windows, max_chars=max_chars))
+                                                  window_sentences=window_sentences, top_windows=top_windows, max_chars=max_chars,
+                                                  lacking=lacking))
 else:  # pragma: no cover
     app = None
 
