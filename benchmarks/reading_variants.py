@@ -65,23 +65,19 @@ GRIDS = ("r1", "r2", "r3", "r4")
 UNIONS = {"u12-k4": (1, 2), "u13-k4": (1, 3)}
 #: Reading R2's readings computed from two R1 readings: the per-row mean of their scores.
 AVERAGES = {"a12-k4": ("w1-k4-mean", "w2-k4-mean"), "a13-k4": ("w1-k4-mean", "w3-k4-mean")}
-#: Reading R3: the current reading against itself with the contradiction of every kept window read
-#: (``source_aggregation="uncontradicted"``); nothing else is chosen among.
-UNCONTRADICTED = {"w2-k4-mean-u": {"window_sentences": 2, "max_windows": 4, "claim_aggregation": "mean",
-                                   "source_aggregation": "uncontradicted"},
-                  # Reading R4: only windows holding half the claim sentence's content words may contradict it.
-                  "w2-k4-mean-r": {"window_sentences": 2, "max_windows": 4, "claim_aggregation": "mean",
-                                   "source_aggregation": "uncontradicted-relevant"}}
+#: Readings R3 and R4: grid -> the current reading with one source aggregation changed (name, aggregation);
+#: nothing else is chosen among.
+CONTRADICTION_GRIDS = {"r3": ("w2-k4-mean-u", "uncontradicted"),  # every kept window's contradiction counts
+                       "r4": ("w2-k4-mean-r", "uncontradicted-relevant")}  # only windows holding half the claim's words
 
 
 def variants(grid: str = "r1") -> dict[str, dict]:
     """The registered readings the scorer computes: name -> ScorerConfig options (method ``e-c``, the rest at its default)."""
     if grid not in GRIDS:
         raise ValueError(f"unknown grid {grid!r}; expected one of {', '.join(GRIDS)}")
-    if grid == "r3":
-        return {CURRENT: _current(), "w2-k4-mean-u": UNCONTRADICTED["w2-k4-mean-u"]}
-    if grid == "r4":
-        return {CURRENT: _current(), "w2-k4-mean-r": UNCONTRADICTED["w2-k4-mean-r"]}
+    if grid in CONTRADICTION_GRIDS:
+        name, aggregation = CONTRADICTION_GRIDS[grid]
+        return {CURRENT: _current(), name: {**_current(), "source_aggregation": aggregation}}
     out: dict[str, dict] = {}
     for w, k, agg in itertools.product((1, 2, 3), (4, 8), ("mean", "min", "softmin")):
         out[f"w{w}-k{k}-{agg}"] = {"window_sentences": w, "max_windows": k, "claim_aggregation": agg}
@@ -115,7 +111,10 @@ def _components(name: str) -> tuple[str, ...]:
 def _config(name: str):
     from veridic.config import ScorerConfig
 
-    return ScorerConfig(method="e-c", name=f"e-c[{name}]", **{**variants("r2"), **UNCONTRADICTED}[name])
+    known = variants("r2")
+    for grid in CONTRADICTION_GRIDS:
+        known.update(variants(grid))
+    return ScorerConfig(method="e-c", name=f"e-c[{name}]", **known[name])
 
 
 def _datasets(data: str):

@@ -180,3 +180,4 @@ def test_cli_builds_lacking_pairs(tmp_path):
     assert res.exit_code == 0, res.output
     summary = json.loads(res.output)
     assert (summary["written"], summary["labels"], summary["lacking"]) == (1, {"neutral": 1}, True)
+    assert summary["left_out"] == 2 and "left_out_too_long" not in summary  # a neutral row and a one-sentence premise

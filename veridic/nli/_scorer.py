@@ -64,8 +64,10 @@ def _fits(offsets: TokenOffsets, sents: list[Span], budget: int) -> bool:
 
 def _strongest_contradiction(u: _Unit, c: np.ndarray, gate: float) -> float:
     """The highest contradiction among a unit's windows that hold at least ``gate`` of its content words (0 if none)."""
+    if gate <= 0:
+        return float(c.max())
     claim = set(content_words(u.claim_span.text))
-    if gate <= 0 or not claim:
+    if not claim:
         return float(c.max())
     return max((float(x) for x, w in zip(c, u.windows) if len(claim & set(content_words(w.text))) >= gate * len(claim)), default=0.0)
 

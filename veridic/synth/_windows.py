@@ -117,9 +117,9 @@ def lacking_pairs(rows: Iterable[Mapping[str, Any]], *, window_sentences: int = 
         # Windows on either side of the removed sentence, never across it: the scorer's windows of what is left.
         wins = [w for part in (sents[:k], sents[k + 1:]) if part
                 for w in sentence_windows(premise, sentences=part, size=window_sentences)]
-        words = [set(content_words(w.text)) for w in wins]
         if not wins:
             continue
+        words = [set(content_words(w.text)) for w in wins]
         best = rank_by_content_overlap(hypothesis, words)[0]
         if claim <= words[best] or len(wins[best].text) > max_chars:
             continue
@@ -162,7 +162,9 @@ def build_window_pairs(*, data_dir: str | Path, name: str, out: str | Path, excl
             h.update(line)
             fh.write(line)
     return {"set": name, "rows": n_all, "excluded": n_all - len(rows), "written": len(kept), "cut": len(cut),
-            "left_out_too_long": len(rows) - len(kept),
+            # Window mode leaves a row out only when even its best window is too long; lacking mode for any of its
+            # reasons (label, too few sentences, a window that still holds the hypothesis's words, length).
+            ("left_out" if lacking else "left_out_too_long"): len(rows) - len(kept),
             "cut_with_under_half_of_hypothesis_words": thin,
             "labels": dict(sorted(Counter(str(r["label"]) for r in kept).items())),
             "window_sentences": window_sentences, "top_windows": top_windows, "max_chars": max_chars, "lacking": lacking,
