@@ -83,7 +83,12 @@ def compute_features(*, model: str | None, specs: list[str], out: Path, batch: i
                      source_aggregation: str = "max") -> list[dict]:
     path = out / "features.jsonl"
     if path.exists():
-        return [json.loads(line) for line in path.open()]
+        rows = [json.loads(line) for line in path.open()]
+        missing = sorted(set(ALL_FEATURES) - set(rows[0])) if rows else []
+        if missing:
+            raise SystemExit(f"{path} was written before the features {missing} existed; delete it (or pick a new --out) "
+                             "and run again: the model answers come back from the prediction cache.")
+        return rows
     from veridic.bench._cache import default_cache_dir, nli_cache_path
 
     # The same on-disk prediction cache as `veridic bench`, so the bench run that follows reuses this pass.

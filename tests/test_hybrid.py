@@ -104,3 +104,18 @@ def test_hybrid_weights_found_beside_the_model_from_cli_and_api(tiny_nli_dir, tm
     assert 0.0 <= v["score"] <= 1.0 and v["method"] == "hybrid"
     api = veridic.score(sources=["Bob joined in 2005."], claims=["Bob joined in 2009."], model=model, method="hybrid")[0]
     assert api.score == v["score"]
+
+
+def test_nli_features_read_the_chosen_windows_entailment_and_contradiction():
+    from veridic.nli._hybrid import NLI_FEATURES, features_from_verdict
+
+    sc = build_scorer(ScorerConfig(method="e-c"), backend=WordBackend())
+    claim = "Alice went to Paris. Bob went to the moon."
+    (v,) = sc.score(sources=[SRC], claims=[claim])
+    f = features_from_verdict(v, source=SRC, claim=claim)
+    assert set(NLI_FEATURES) <= set(f)
+    e = [s.e for s in v.sentences]
+    assert len(e) == 2 and f["e_mean"] == pytest.approx(sum(e) / 2) and f["e_min"] == pytest.approx(min(e))
+    assert f["ec_mean"] == pytest.approx(sum(s.e - s.c for s in v.sentences) / 2)
+    # entailment alone never reads below entailment minus contradiction
+    assert f["e_mean"] >= f["ec_mean"]

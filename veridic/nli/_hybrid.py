@@ -34,7 +34,8 @@ from veridic.types import Verdict
 
 __all__ = ["HybridScorer", "HybridWeights", "NLI_FEATURES", "ALL_FEATURES", "features_from_verdict", "fit_hybrid"]
 
-NLI_FEATURES = ("ec_min", "ec_mean", "e_min", "c_max")
+# e_mean: the chosen windows' entailment alone (the contradiction that e-c subtracts is noisier for small models).
+NLI_FEATURES = ("ec_min", "ec_mean", "e_min", "c_max", "e_mean")
 ALL_FEATURES = NLI_FEATURES + ("overlap_unigram", "overlap_bigram", "novel_numbers", "novel_names")
 # A second model's NLI features carry this suffix (``ec_mean@companion``): fitted by fit_hybrid.py --companion.
 COMPANION = "@companion"
@@ -47,7 +48,8 @@ def features_from_verdict(v: Verdict, *, source: str, claim: str) -> dict[str, f
     sent_ec = np.array([s.e - s.c for s in v.sentences]) if v.sentences else np.array([v.e - v.c])
     sent_e = np.array([s.e for s in v.sentences]) if v.sentences else np.array([v.e])
     sent_c = np.array([s.c for s in v.sentences]) if v.sentences else np.array([v.c])
-    f = {"ec_min": float(sent_ec.min()), "ec_mean": float(sent_ec.mean()), "e_min": float(sent_e.min()), "c_max": float(sent_c.max())}
+    f = {"ec_min": float(sent_ec.min()), "ec_mean": float(sent_ec.mean()), "e_min": float(sent_e.min()), "c_max": float(sent_c.max()),
+         "e_mean": float(sent_e.mean())}
     f.update(lexical_features(source=source, claim=claim))
     return f
 
