@@ -83,6 +83,34 @@ def test_entity_swap_prefers_same_document(pairs):
     assert any(p.meta["source"] == "same_doc" for p in swaps)
 
 
+def test_window_swap_uses_only_the_premises_words_and_moves_a_name(pairs):
+    swaps = [p for p in pairs if p.kind == "window_swap"]
+    assert swaps
+    for p in swaps:
+        assert p.label == "not_entailment" and p.original in p.premise and p.hypothesis != p.original
+        words = lambda t: {w.strip(".,;:()'\"").lower() for w in t.split()} - {""}  # noqa: E731
+        assert words(p.hypothesis) <= words(p.premise), p  # overlap says nothing: every word is the premise's
+        assert p.meta["with"] in p.premise and p.meta["replaced"] in p.original
+        assert not set(p.meta["with"].lower().split()) & set(p.meta["replaced"].lower().split())
+
+
+def test_window_swap_leaves_names_alone_where_exchanging_them_keeps_the_meaning(nlp):
+    import random
+
+    from veridic.synth._perturb import _perturb_within_window
+
+    for text in ("Barack Obama met Angela Merkel in Berlin.",          # a symmetric predicate
+                 "Ford and General Motors cut prices in Detroit.",      # coordinated names
+                 "Barack Obama praised Obama's staff in Chicago."):     # names sharing a word
+        doc = nlp(text)
+        for seed in range(5):
+            edit = _perturb_within_window(doc, random.Random(seed), {})
+            assert edit is None or edit.meta["entity_type"] == "GPE", (text, edit)
+    doc = nlp("Maria Lopez, a lawyer for John Smith, spoke in Madrid.")
+    seen = {_perturb_within_window(doc, random.Random(s), {}).text for s in range(8)}
+    assert "John Smith, a lawyer for Maria Lopez, spoke in Madrid." in seen
+
+
 def test_deterministic_under_seed(nlp, pairs):
     again = SyntheticGenerator(nlp=nlp, seed=7).generate(documents=DOCS, counts={k: 3 for k in KINDS})
     assert [p.to_dict() for p in again] == [p.to_dict() for p in pairs]

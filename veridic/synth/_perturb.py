@@ -16,6 +16,9 @@ kind                   label           hypothesis
 ``negation``           contradiction   ``not`` inserted at the main verb, or removed
 ``antonym``            contradiction   a word flipped through a small antonym lexicon
 ``swap_args``          contradiction   subject and object of the main verb swapped
+``window_swap``        not_entailment  a name exchanged with another of the same type in the
+                                       sentence, or replaced by one from another sentence of
+                                       the premise window: every word is in the premise
 ``neutral_same_doc``   neutral         a sentence of the same document outside the window
 ``neutral_other_doc``  neutral         a sentence of another document
 ``doc_entailment``     entailment      4–6 sentence premise, 2 compressed sentences
@@ -68,6 +71,7 @@ KIND_LABELS: dict[str, str] = {
     "negation": "contradiction",
     "antonym": "contradiction",
     "swap_args": "contradiction",
+    "window_swap": "not_entailment",
     "neutral_same_doc": "neutral",
     "neutral_other_doc": "neutral",
     "doc_entailment": "entailment",
@@ -284,6 +288,59 @@ def _perturb_entity(doc: Any, rng: random.Random, same_doc: Mapping[str, list[st
         new = rng.choice(cands)
         edit = _replace(text, ent.start_char, ent.end_char, new)
         edit.meta = {"entity_type": ent.label_, "replaced": ent.text, "source": source}
+        return edit
+    return None
+
+
+# Text between two exchanged names that makes them a coordination ("A and B"): exchanging those keeps the meaning.
+_COORDINATION = re.compile(r"\s*(,|;|&|and|or|nor|,\s*and|,\s*or|as well as)\s*", re.IGNORECASE)
+
+
+def _swappable_names(doc: Any) -> list[Any]:
+    return [e for e in doc.ents if e.label_ in _SWAP_TYPES and _ENTITY_SHAPE.fullmatch(e.text) and not e.text.endswith("'s")]
+
+
+def _perturb_within_window(doc: Any, rng: random.Random, window_names: Mapping[str, Sequence[str]]) -> _Edit | None:
+    """A name of ``doc`` exchanged with another name of the same type in it, or replaced by a name of the same type
+    that another sentence of the premise window holds (``window_names``), so the hypothesis uses no word the premise
+    lacks. This is the error abstractive summarisers make when they splice one sentence's subject onto another's
+    predicate, and the one a model that reads word overlap cannot see. Names sharing a word ("Obama", "Barack
+    Obama") are never exchanged (they may be the same person), nor coordinated names or the arguments of a
+    symmetric predicate, whose exchange keeps the meaning."""
+    from veridic.ling._lexicon import is_symmetric_predicate
+
+    text, low = doc.text, doc.text.lower()
+    ents = _swappable_names(doc)
+    order = list(ents)
+    rng.shuffle(order)
+    symmetric = any(is_symmetric_predicate(t.lemma_) for t in doc if t.pos_ == "VERB")
+    for ent in order:
+        words = set(ent.text.lower().split())
+
+        def ok(cand: str, ent: Any = ent, words: set[str] = words) -> bool:
+            return (not (set(cand.lower().split()) & words)
+                    and (ent.label_ != "NORP" or cand.endswith("s") == ent.text.endswith("s")))
+
+        options: list[tuple[str, Any]] = []
+        if not symmetric:
+            for o in ents:
+                if o is ent or o.label_ != ent.label_ or not ok(o.text):
+                    continue
+                a, b = sorted((ent, o), key=lambda e: e.start_char)
+                if a.end_char <= b.start_char and not _COORDINATION.fullmatch(text[a.end_char:b.start_char]):
+                    options.append(("exchange", o))
+        options += [("window", c) for c in sorted(set(window_names.get(ent.label_, ()))) if ok(c) and c.lower() not in low]
+        if not options:
+            continue
+        mode, pick = options[rng.randrange(len(options))]
+        if mode == "exchange":
+            a, b = sorted((ent, pick), key=lambda e: e.start_char)
+            middle = text[a.end_char:b.start_char]
+            new = text[:a.start_char] + b.text + middle + a.text + text[b.end_char:]
+            return _Edit(new, (a.start_char, a.start_char + len(b.text) + len(middle) + len(a.text)),
+                         {"entity_type": ent.label_, "mode": "exchange", "replaced": a.text, "with": b.text})
+        edit = _replace(text, ent.start_char, ent.end_char, pick)
+        edit.meta = {"entity_type": ent.label_, "mode": "window", "replaced": ent.text, "with": pick}
         return edit
     return None
 
@@ -613,6 +670,18 @@ class SyntheticGenerator:
             if edit is None or edit.text == sentence:
                 return None
             prem, _ = premise(rng.choice([1, 1, 2, 2, 3]))
+            return SyntheticPair(prem, edit.text, label, kind, edit.span, sentence, doc.doc_id, edit.meta)
+        if kind == "window_swap":
+            # The scorer's windows are two sentences; a longer one gives more names to splice from.
+            prem, (a, b) = premise(rng.choice([2, 2, 3]))
+            names: dict[str, list[str]] = defaultdict(list)
+            for j in range(a, b):
+                if j != si and (di, j) in parsed:
+                    for e in _swappable_names(parsed[(di, j)]):
+                        names[e.label_].append(e.text)
+            edit = _perturb_within_window(sdoc, rng, names)
+            if edit is None:
+                return None
             return SyntheticPair(prem, edit.text, label, kind, edit.span, sentence, doc.doc_id, edit.meta)
         if kind == "neutral_same_doc":
             prem, (a, b) = premise(rng.choice([1, 2, 3]))
