@@ -8,6 +8,7 @@ from veridic.errors import ConfigError
 from veridic.nli._structure import StructureCheck
 
 EV = "Google bought YouTube from its founders in 2006."
+APPOS = "Angela Moore, a publicist for Claudette King, said later in the day that he was back home resting."
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +28,12 @@ def check(nlp):
     ("The board replaced the CFO with the CEO in May.", "The board replaced the CEO with the CFO in May.", "swap", "the CFO with the CEO"),
     # A class statement does not: "Animals are dogs" says more than "Dogs are animals".
     ("Animals are dogs.", "Dogs are animals.", "swap", "Animals are dogs"),
+    # A relation a noun states between two names, read from an appositive or a copula.
+    ("Claudette King was a publicist for Angela Moore.", APPOS, "swap", "Claudette King was a publicist for Angela Moore"),
+    ("Claudette King, a publicist for Angela Moore, spoke.", APPOS, "swap", "Claudette King, a publicist for Angela Moore"),
+    ("Satyam Computers was the former chairman of Ramalinga Raju.",
+     "Ramalinga Raju, the former chairman of Satyam Computers, was fined.", "swap",
+     "Satyam Computers was the former chairman of Ramalinga Raju"),
 ])
 def test_exchanged_roles_are_conflicts(check, claim, evidence, kind, text):
     c = check.conflict(claim=claim, evidence=evidence)
@@ -47,6 +54,9 @@ def test_exchanged_roles_are_conflicts(check, claim, evidence, kind, text):
     # An identity statement reads both ways when both sides pick out one thing.
     ("France's capital is Paris.", "Paris is the capital of France."),
     ("The winner of the race was Maria Lopez.", "Maria Lopez was the winner of the race."),
+    ("Angela Moore was a publicist for Claudette King.", APPOS),  # the appositive's relation, restated
+    ("Angela Moore, a publicist for Claudette King, spoke to reporters.", APPOS),
+    ("Ana Ruiz, a friend of Tom Hale, spoke.", "Tom Hale, a friend of Ana Ruiz, spoke."),  # a symmetric relation
 ])
 def test_faithful_rewrites_are_not_conflicts(check, claim, evidence):
     assert check.conflict(claim=claim, evidence=evidence) is None

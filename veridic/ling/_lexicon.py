@@ -97,6 +97,9 @@ SYMMETRIC_PREDICATES: frozenset[str] = frozenset({
     "collide", "partner", "negotiate", "debate", "wed", "befriend", "border", "neighbor", "neighbour",
     "intersect", "adjoin", "fight", "battle", "compete", "correspond", "agree", "talk",
     "chat", "meet with", "hug", "kiss", "coincide", "rival", "touch",
+    # relational nouns ("A, a friend of B" == "B, a friend of A")
+    "friend", "colleague", "teammate", "cousin", "sibling", "spouse", "ally", "classmate", "roommate", "counterpart",
+    "opponent", "twin", "peer", "contemporary", "compatriot", "co-star", "costar", "namesake", "relative",
 })
 
 

@@ -140,6 +140,43 @@ def frames(span: Any) -> list[Frame]:
                 args["subj"] = s
         if len(args) >= 2 or ("subj" in args and "obj" in args):
             out.append(Frame(verb=v, lemma=_lemma(v), args=args, passive=passive))
+    out.extend(_noun_frames(span))
+    return out
+
+
+# Prepositions of a relational noun's second argument ("a publicist for X", "the chairman of X").
+_RELATION_PREPS = frozenset({"for", "of", "at", "to", "with"})
+
+
+def _named(t: Any) -> bool:
+    return t.pos_ == "PROPN" or (bool(t.ent_type_) and t.ent_type_ not in ("DATE", "TIME", "CARDINAL", "ORDINAL",
+                                                                            "QUANTITY", "MONEY", "PERCENT"))
+
+
+def _noun_frames(span: Any) -> list[Frame]:
+    """Relations a noun states between two names: "Angela Moore, a publicist for Claudette King" and "Angela Moore
+    was a publicist for Claudette King" both give the frame publicist(subj=Moore, obl:for=King), so a claim that
+    exchanges the two ("Claudette King was a publicist for Angela Moore") is a swap like any verb's. Only names fill
+    these roles: a common noun in them is too often the relation itself or a parse error."""
+    out = []
+    for n in span:
+        if n.pos_ != "NOUN":
+            continue
+        holder = None
+        if n.dep_ == "appos" and _named(n.head):
+            holder = n.head
+        elif n.dep_ == "attr" and n.head.lemma_ in ("be", "become", "remain"):
+            holder = next((c for c in n.head.children if c.dep_ == "nsubj" and _named(c)), None)
+        if holder is None:
+            continue
+        args: dict[str, Any] = {"subj": holder}
+        for c in n.children:
+            if c.dep_ == "prep" and c.lower_ in _RELATION_PREPS:
+                p = next((g for g in c.children if g.dep_ == "pobj"), None)
+                if p is not None and _named(p):
+                    args[f"obl:{c.lower_}"] = p
+        if len(args) >= 2:
+            out.append(Frame(verb=n, lemma=_lemma(n), args=args))
     return out
 
 
@@ -510,6 +547,10 @@ def _exchanged_roles(c: _Check, f: Frame) -> bool:
                 if (arg_match(x1, y2) and arg_match(x2, y1) and not (x1.pos_ == "PRON" and x2.pos_ == "PRON")
                         and (not arg_match(x1, y1) or _sim(x1, y2) + _sim(x2, y1) > _sim(x1, y1) + _sim(x2, y2) + 0.3)):
                     fix = _swap_fix(c.sentence.doc, x1, x2)
+                    if fix is None and f.verb.pos_ == "NOUN":
+                        # "King, a publicist for Moore, spoke": the holder's phrase holds the appositive, so only
+                        # the two names can be exchanged.
+                        fix = _swap_fix(c.sentence.doc, x1, x2, whole=True)
                     if fix is not None:
                         c.add(fix[0], fix[1], fix[2], "swap", "relation", g.verb)
                         found = True
