@@ -1,5 +1,7 @@
 """The NLI scorers' structure check (swapped roles, reversed predicates) and verbatim support."""
 
+import re
+
 import pytest
 from fakes import ENTAIL, FakeNLIBackend
 
@@ -115,6 +117,8 @@ def test_the_registry_builds_the_check_from_the_config(nlp):
     b = FakeNLIBackend({"": ENTAIL})
     on = build_scorer("e-c", backend=b)
     assert on.structure is not None and on.describe()["structure_check"]["veto_kinds"] == ["reversal", "swap"]
+    # the rule code is part of the description, so cached benchmark scores follow a rule change
+    assert re.fullmatch(r"[0-9a-f]{16}", on.describe()["structure_check"]["rules"])
     assert build_scorer(ScorerConfig(method="e-c", structure_check=False), backend=b).structure is None
     assert build_scorer("e-c-doc", backend=b).structure is None  # document level: nothing to pair sentences with
     hy = build_scorer("hybrid", backend=b)

@@ -34,6 +34,7 @@ True
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -71,7 +72,8 @@ class StructureCheck:
 
     def describe(self) -> dict[str, Any]:
         meta = getattr(self.nlp, "meta", {}) or {}
-        return {"parser": f"{meta.get('lang', 'en')}_{meta.get('name', '?')}-{meta.get('version', '?')}", "veto_kinds": sorted(VETO_KINDS)}
+        return {"parser": f"{meta.get('lang', 'en')}_{meta.get('name', '?')}-{meta.get('version', '?')}", "veto_kinds": sorted(VETO_KINDS),
+                "rules": rules_digest()}
 
     def _docs(self, texts: list[str]) -> list[Any]:
         """The parses of ``texts``: cached ones reused, the rest parsed in one ``nlp.pipe`` call (batched: about
@@ -139,6 +141,21 @@ def _import_spacy(*, hide_torch: bool):
         if sys.modules.get("torch", False) is None:
             del sys.modules["torch"]
     return spacy
+
+
+@functools.lru_cache(maxsize=1)
+def rules_digest() -> str:
+    """16 hex digits of the SHA-256 of the rule code (frames, word lists, this check). It is part of the scorer's
+    description, so a benchmark's score cache never returns scores that older rules produced."""
+    import hashlib
+    import inspect
+
+    from veridic.ling import _lexicon, _roles
+
+    h = hashlib.sha256()
+    for mod in (_roles, _lexicon, sys.modules[__name__]):
+        h.update(inspect.getsource(mod).encode("utf-8"))
+    return h.hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=4)
