@@ -179,3 +179,16 @@ def test_the_default_scorer_tells_who_acquired_whom_and_accepts_a_copy():
     assert passive.sentences[0].conflict is None and passive.score > swap.score
     model_only = veridic.score(sources=[src], claims=[src], structure_check=False, verbatim_support=False)[0]
     assert model_only.sentences[0].score < 0  # the embedded model's copy mistake that verbatim support corrects
+
+
+def test_the_detector_fixes_names_exchanged_around_a_relational_noun(nlp):
+    """A dummy model that entails everything: the structure check alone finds the exchange and the edit restores it."""
+    from veridic.detect import HallucinationDetector
+
+    scorer = build_scorer(ScorerConfig(method="e-c"), backend=FakeNLIBackend({"": ENTAIL}, max_length=256))
+    r = HallucinationDetector(scorer=scorer, nlp=nlp).detect(passage="Claudette King was a publicist for Angela Moore.", evidence=APPOS)
+    assert [(s.type, s.text, s.suggestion) for s in r.spans] == [
+        ("relation", "Claudette King was a publicist for Angela Moore", "Angela Moore was a publicist for Claudette King")]
+    assert r.edited == "Angela Moore was a publicist for Claudette King."
+    same = HallucinationDetector(scorer=scorer, nlp=nlp).detect(passage="Angela Moore was a publicist for Claudette King.", evidence=APPOS)
+    assert same.spans == ()
