@@ -564,11 +564,10 @@ def swap_inventories(parsed: Mapping[tuple[int, int], Any]) -> tuple[dict[int, d
     same_doc: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     pool: dict[str, set[str]] = defaultdict(set)
     for (di, _), sdoc in parsed.items():
-        for e in sdoc.ents:
-            if e.label_ in _SWAP_TYPES and _ENTITY_SHAPE.fullmatch(e.text) and not e.text.endswith("'s"):
-                if e.text not in same_doc[di][e.label_]:
-                    same_doc[di][e.label_].append(e.text)
-                pool[e.label_].add(e.text)
+        for e in _swappable_names(sdoc):
+            if e.text not in same_doc[di][e.label_]:
+                same_doc[di][e.label_].append(e.text)
+            pool[e.label_].add(e.text)
     return same_doc, {k: sorted(v) for k, v in pool.items()}
 
 
