@@ -226,6 +226,8 @@ def _commands(meta: dict, report: dict | None = None) -> list[str]:
     lines = ["```bash", *meta["commands"], "```", "",
              f"Ran {meta['finished']} on {meta['machine']}, veridic {meta['veridic_version']}, {max(1, round(meta['wall_seconds'] / 60))} min wall"
              + (" (model scores read from the score cache of an earlier identical run; `--no-cache` recomputes them)." if cached else ".")]
+    if meta.get("note"):  # what the commands alone do not say: a file kept from another run, and why
+        lines.append(f"Note: {meta['note']}.")
     return lines
 
 

@@ -43,3 +43,11 @@ def test_a_candidate_measured_beside_a_replaced_default_says_so(tmp_path, monkey
     assert any("measured beside an earlier default model" in line for line in old)
     assert any(line.startswith("| default | 60.0") for line in new)
     assert not any("earlier default" in line for line in new)
+
+
+def test_a_measurement_note_is_shown_under_its_commands_and_absent_otherwise():
+    report = _report_module()
+    meta = {"commands": ["python x.py"], "finished": "now", "machine": "m", "veridic_version": "0", "wall_seconds": 60}
+    assert not any(line.startswith("Note:") for line in report._commands(meta))
+    lines = report._commands({**meta, "note": "cost.json is kept from an earlier run"})
+    assert lines[-1] == "Note: cost.json is kept from an earlier run."
